@@ -1,0 +1,123 @@
+"""Name resolution over the specs of every loaded plugin.
+
+Names are case-insensitive (as in GluonCV) and may be qualified as ``plugin/name``. A bare
+name registered by two plugins is ambiguous; a name a plugin registered twice, or that
+belongs to a plugin that failed, raises only when it is asked for.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from typing import Any, Callable
+
+from .errors import AmbiguousNameError, PluginError, PluginNotInstalledError, UnknownNameError
+
+_SINGULAR = {
+    "models": "model",
+    "datasets": "dataset",
+    "losses": "loss",
+    "batchify": "batchify function",
+    "commands": "command",
+}
+
+
+class Catalog:
+    """The specs of one kind, indexed by qualified and by bare name."""
+
+    def __init__(
+        self,
+        kind: str,
+        specs: list[Any],
+        plugin_errors: Callable[[str], str | None],
+        index_lookup: Callable[[str, str], dict[str, Any] | None],
+    ) -> None:
+        self.kind = kind
+        self._plugin_errors = plugin_errors
+        self._index_lookup = index_lookup
+        self._by_qualified: dict[str, Any] = {}
+        self._by_bare: dict[str, list[str]] = {}
+        self._duplicates: dict[str, str] = {}
+        for spec in specs:
+            key = spec.qualified_name.lower()
+            if key in self._by_qualified:
+                self._duplicates[key] = (
+                    f"plugin {spec.plugin!r} registers the {_SINGULAR[kind]} {spec.name!r} "
+                    "more than once; report this to the plugin's authors"
+                )
+                continue
+            self._by_qualified[key] = spec
+            self._by_bare.setdefault(spec.name.lower(), []).append(key)
+
+    def __iter__(self):
+        return iter(self._by_qualified.values())
+
+    def __len__(self) -> int:
+        return len(self._by_qualified)
+
+    def get(self, name: str) -> Any:
+        """The spec for ``name`` or ``plugin/name``; raises with the fix when there is none."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a {_SINGULAR[self.kind]} name must be a non-empty string, got {name!r}")
+        key = name.strip().lower()
+        if key in self._duplicates:
+            raise PluginError(self._duplicates[key])
+        if "/" in key:
+            spec = self._by_qualified.get(key)
+            if spec is not None:
+                return spec
+            plugin, bare = key.split("/", 1)
+            self._raise_missing(name, bare, plugin)
+        candidates = self._by_bare.get(key, [])
+        if len(candidates) == 1:
+            return self._by_qualified[candidates[0]]
+        if len(candidates) > 1:
+            qualified = [self._by_qualified[c].qualified_name for c in sorted(candidates)]
+            raise AmbiguousNameError(
+                f"{_SINGULAR[self.kind]} {name!r} is provided by several plugins: "
+                f"{', '.join(qualified)}; ask for one of these qualified names"
+            )
+        self._raise_missing(name, key, None)
+
+    def _raise_missing(self, name: str, bare: str, plugin: str | None) -> None:
+        what = _SINGULAR[self.kind]
+        indexed = self._index_lookup(self.kind, bare)
+        if indexed is not None and (plugin is None or plugin == indexed["plugin"].lower()):
+            error = self._plugin_errors(indexed["plugin"])
+            if error is not None:
+                raise PluginError(
+                    f"{what} {name!r} comes from plugin {indexed['plugin']!r}, which is not "
+                    f"usable: {error}"
+                )
+            raise PluginNotInstalledError(
+                f"{what} {name!r} is provided by the {indexed['distribution']} plugin, which is "
+                f"not installed; run: pip install {indexed['distribution']}"
+            )
+        if plugin is not None:
+            error = self._plugin_errors(plugin)
+            if error is not None:
+                raise PluginError(f"plugin {plugin!r} is not usable: {error}")
+        names = [s.name.lower() for s in self] + [s.qualified_name.lower() for s in self]
+        close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
+        hint = f"; did you mean: {', '.join(close)}?" if close else ""
+        raise UnknownNameError(
+            f"no {what} named {name!r}{hint} (gluon-hub list or gluon-hub search shows "
+            "what is available)"
+        )
+
+    def select(self, pattern: str | None = None, plugin: str | None = None, **equal: Any) -> list[Any]:
+        """Specs whose name or qualified name matches a shell-style ``pattern``, sorted."""
+        pattern = (pattern or "*").lower()
+        chosen = []
+        for spec in self:
+            if plugin is not None and spec.plugin.lower() != plugin.lower():
+                continue
+            if not (
+                fnmatch.fnmatchcase(spec.name.lower(), pattern)
+                or fnmatch.fnmatchcase(spec.qualified_name.lower(), pattern)
+            ):
+                continue
+            if any(value is not None and getattr(spec, k) != value for k, value in equal.items()):
+                continue
+            chosen.append(spec)
+        return sorted(chosen, key=lambda s: (s.name.lower(), s.plugin))

@@ -1,0 +1,233 @@
+"""Plugin discovery and isolation.
+
+Each entry point is checked and loaded on its own, and each plugin's hooks are called on
+their own, so that one broken, incompatible or disabled plugin is recorded with its error
+and never takes the hub down (pluggy's ``load_setuptools_entrypoints`` has no such
+isolation). ``GLUON_HUB_STRICT_PLUGINS=1`` re-raises instead, for plugin developers' CI.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from importlib import metadata
+from typing import Any, Iterable
+
+import pluggy
+
+from . import _env, hookspecs
+from ._version import HUB_API_VERSION, __version__
+from .errors import PluginError
+from .specs import SPEC_KINDS, PluginInfo
+
+ENTRY_POINT_GROUP = "gluon_hub"
+CORE_DISTRIBUTION = "gluon-hub"
+
+LOADED, FAILED, INCOMPATIBLE, DISABLED = "loaded", "failed", "incompatible", "disabled"
+
+
+def _describe(exc: BaseException) -> str:
+    """One line naming the exception and where it was raised."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _version_in(version: str, specifier: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(specifier).contains(version, prereleases=True)
+
+
+def _core_requirement(dist: metadata.Distribution) -> str | None:
+    """The specifier a distribution puts on ``gluon-hub``, read from its metadata."""
+    from packaging.requirements import Requirement
+
+    for line in dist.requires or ():
+        req = Requirement(line)
+        if req.marker is None and req.name.lower().replace("_", "-") == CORE_DISTRIBUTION:
+            return str(req.specifier) or None
+    return None
+
+
+class PluginManager:
+    """Finds plugins, records a :class:`PluginInfo` for each, and collects their specs."""
+
+    HOOK_KINDS = tuple(hookspecs.HOOK_FOR_KIND)
+
+    def __init__(self) -> None:
+        self._pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self._pm.add_hookspecs(hookspecs)
+        self._infos: dict[str, PluginInfo] = {}
+        self._specs: dict[str, list[Any]] = {}
+        #: (kind, plugin) -> error, for hooks that raised or returned bad specs.
+        self.hook_errors: dict[tuple[str, str], str] = {}
+
+    # -- discovery -------------------------------------------------------------------
+    def load_entry_points(self) -> None:
+        """Load every ``gluon_hub`` entry point, each in isolation, unless disabled."""
+        if _env.autoload_disabled():
+            return
+        disabled = _env.disabled_plugins()
+        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = getattr(ep, "dist", None)
+            base = PluginInfo(
+                name=ep.name,
+                status=LOADED,
+                distribution=dist.metadata["Name"] if dist else None,
+                version=dist.version if dist else None,
+                module=ep.value,
+            )
+            if ep.name in self._infos:
+                other = self._infos[ep.name]
+                self._record_failure(
+                    base,
+                    FAILED,
+                    f"plugin name {ep.name!r} is already used by distribution "
+                    f"{other.distribution or other.module!r}; one of the two must be uninstalled",
+                    keep_existing=True,
+                )
+                continue
+            if ep.name in disabled:
+                self._infos[ep.name] = dataclasses.replace(
+                    base, status=DISABLED, error="disabled by GLUON_HUB_DISABLE_PLUGINS"
+                )
+                continue
+            required = _core_requirement(dist) if dist else None
+            if required and not _version_in(__version__, required):
+                self._record_failure(
+                    base,
+                    INCOMPATIBLE,
+                    f"requires gluon-hub{required} but gluon-hub {__version__} is installed",
+                )
+                continue
+            try:
+                plugin = ep.load()
+            except Exception as exc:  # a plugin may raise anything on import
+                self._record_failure(base, FAILED, f"import failed: {_describe(exc)}", exc)
+                continue
+            self._register(plugin, base)
+
+    def register(
+        self,
+        plugin: Any,
+        name: str | None = None,
+        *,
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> PluginInfo:
+        """Register a plugin object in-process (notebooks, tests); returns its status."""
+        name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        if name in self._infos and self._infos[name].status == LOADED:
+            raise PluginError(
+                f"a plugin named {name!r} is already registered; unregister it first "
+                "or register this one under another name"
+            )
+        info = PluginInfo(
+            name=name,
+            status=LOADED,
+            distribution=distribution,
+            version=version,
+            module=getattr(plugin, "__name__", type(plugin).__name__),
+        )
+        self._register(plugin, info)
+        return self._infos[name]
+
+    def unregister(self, name: str) -> None:
+        """Remove a plugin and forget its specs."""
+        if name not in self._infos:
+            raise PluginError(f"no plugin named {name!r}; registered: {sorted(self._infos)}")
+        if self._pm.has_plugin(name):
+            self._pm.unregister(name=name)
+        del self._infos[name]
+        self._invalidate()
+
+    def _register(self, plugin: Any, info: PluginInfo) -> None:
+        declared = getattr(plugin, "GLUON_HUB_API", None)
+        if not isinstance(declared, str):
+            self._record_failure(
+                info,
+                INCOMPATIBLE,
+                "does not declare the hub API versions it supports: set "
+                "GLUON_HUB_API (for example '>=1,<2') in the plugin module",
+            )
+            return
+        try:
+            compatible = _version_in(HUB_API_VERSION, declared)
+        except Exception as exc:
+            self._record_failure(info, INCOMPATIBLE, f"bad GLUON_HUB_API {declared!r}: {exc}")
+            return
+        if not compatible:
+            self._record_failure(
+                info,
+                INCOMPATIBLE,
+                f"supports hub API {declared} but this hub offers API {HUB_API_VERSION}",
+            )
+            return
+        try:
+            self._pm.register(plugin, name=info.name)
+        except Exception as exc:  # pluggy validates hook names and signatures
+            self._record_failure(info, FAILED, f"registration failed: {_describe(exc)}", exc)
+            return
+        self._infos[info.name] = info
+        self._invalidate()
+
+    def _record_failure(
+        self,
+        info: PluginInfo,
+        status: str,
+        error: str,
+        exc: BaseException | None = None,
+        keep_existing: bool = False,
+    ) -> None:
+        if _env.strict_plugins():
+            raise PluginError(f"plugin {info.name!r}: {error}") from exc
+        failed = dataclasses.replace(info, status=status, error=error)
+        if keep_existing:
+            key = f"{info.name} ({info.distribution})"
+            self._infos[key] = dataclasses.replace(failed, name=key)
+        else:
+            self._infos[info.name] = failed
+
+    def _invalidate(self) -> None:
+        self._specs.clear()
+        self.hook_errors.clear()
+
+    # -- queries ---------------------------------------------------------------------
+    def infos(self) -> list[PluginInfo]:
+        """Status of every plugin seen, sorted by name."""
+        return [self._infos[k] for k in sorted(self._infos)]
+
+    def info(self, name: str) -> PluginInfo | None:
+        return self._infos.get(name)
+
+    def specs(self, kind: str) -> list[Any]:
+        """All specs of one kind (``"models"`` ...), each with its plugin name filled in."""
+        if kind not in self._specs:
+            self._specs[kind] = list(self._collect(kind))
+        return self._specs[kind]
+
+    def _collect(self, kind: str) -> Iterable[Any]:
+        spec_type = SPEC_KINDS[kind]
+        caller = getattr(self._pm.hook, hookspecs.HOOK_FOR_KIND[kind])
+        for impl in caller.get_hookimpls():
+            try:
+                returned = list(impl.function() or ())
+                for spec in returned:
+                    if not isinstance(spec, spec_type):
+                        raise TypeError(
+                            f"{hookspecs.HOOK_FOR_KIND[kind]} returned {type(spec).__name__}, "
+                            f"expected {spec_type.__name__}"
+                        )
+            except Exception as exc:
+                error = f"{hookspecs.HOOK_FOR_KIND[kind]} failed: {_describe(exc)}"
+                if _env.strict_plugins():
+                    raise PluginError(f"plugin {impl.plugin_name!r}: {error}") from exc
+                self.hook_errors[(kind, impl.plugin_name)] = error
+                info = self._infos[impl.plugin_name]
+                self._infos[impl.plugin_name] = dataclasses.replace(
+                    info, status=FAILED, error=error
+                )
+                continue
+            for spec in returned:
+                yield dataclasses.replace(spec, plugin=impl.plugin_name)

@@ -1,0 +1,123 @@
+"""``list``, ``info``, ``plugins`` and ``search``: what is installed and what could be."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ._table import format_table, human_size
+
+KINDS = ("models", "datasets", "losses", "batchify")
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("list", help="list installed models (or datasets, losses ...)")
+    p.add_argument("pattern", nargs="?", default=None, help="shell-style pattern, e.g. 'resnet*'")
+    p.add_argument("--kind", choices=KINDS, default="models")
+    p.add_argument("--task", help="only this task (models and datasets)")
+    p.add_argument("--plugin", help="only this plugin's entries")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--pretrained", dest="pretrained", action="store_true", default=None,
+                       help="only models with published weights")
+    group.add_argument("--no-pretrained", dest="pretrained", action="store_false")
+    p.add_argument("--json", action="store_true", help="print the full specs as JSON")
+    p.set_defaults(run=_list)
+
+    p = subparsers.add_parser("info", help="show a model's metadata, weights and metrics")
+    p.add_argument("name")
+    p.add_argument("--kind", choices=KINDS, default="models")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_info)
+
+    p = subparsers.add_parser("plugins", help="show each plugin with its version and status")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_plugins)
+
+    p = subparsers.add_parser("search", help="search installed plugins and the registry index")
+    p.add_argument("query", nargs="+")
+    p.add_argument("--kind", choices=KINDS, default="models")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_search)
+
+
+def _top1(spec) -> str | None:
+    for variant in getattr(spec, "weights", ()):
+        for metric in variant.metrics:
+            if metric.name.lower() in ("top-1", "top1", "accuracy"):
+                return f"{metric.value:.2f}"
+    return None
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .._hub import get_hub
+
+    filters = {"task": args.task} if args.kind in ("models", "datasets") else {}
+    specs = get_hub().catalog(args.kind).select(args.pattern, args.plugin, **filters)
+    if args.kind == "models" and args.pretrained is not None:
+        specs = [s for s in specs if s.pretrained == args.pretrained]
+    if args.json:
+        print(json.dumps([s.to_dict() for s in specs], indent=1))
+        return 0
+    if args.kind == "models":
+        rows = [
+            (s.qualified_name, s.task, f"{s.num_params / 1e6:.1f}M" if s.num_params else None,
+             _top1(s), ",".join(w.tag for w in s.weights) or None)
+            for s in specs
+        ]
+        print(format_table(("NAME", "TASK", "PARAMS", "TOP-1", "WEIGHTS"), rows))
+    else:
+        rows = [(s.qualified_name, getattr(s, "task", None), s.description) for s in specs]
+        print(format_table(("NAME", "TASK", "DESCRIPTION"), rows))
+    print(f"\n{len(specs)} {args.kind}")
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from .._hub import get_hub
+
+    spec = get_hub().catalog(args.kind).get(args.name)
+    if args.json:
+        print(json.dumps(spec.to_dict(), indent=1))
+        return 0
+    data = spec.to_dict()
+    weights = data.pop("weights", [])
+    for key, value in data.items():
+        if value not in (None, "", [], {}):
+            print(f"{key:>12}: {value}")
+    for variant in weights:
+        f = variant["file"]
+        print(f"{'weights':>12}: [{variant['tag']}] {f['filename'] or f['urls'][0]} "
+              f"({human_size(f['size'])}, {f['hash']})")
+        for m in variant["metrics"]:
+            print(f"{'':>14}{m['name']} {m['value']} on {m['dataset']} {m['split']}"
+                  + (f" (source: {m['source']})" if m["source"] else ""))
+    return 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from .._api import plugins
+
+    infos = plugins()
+    if args.json:
+        print(json.dumps([i.__dict__ for i in infos], indent=1))
+        return 0
+    rows = [(i.name, i.version, i.distribution, i.status, i.error) for i in infos]
+    print(format_table(("PLUGIN", "VERSION", "DISTRIBUTION", "STATUS", "ERROR"), rows))
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from .._api import search
+
+    rows = search(" ".join(args.query), kind=args.kind)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    table = [
+        (f"{r['plugin']}/{r['name']}", r.get("task"),
+         "installed" if r["installed"] else f"pip install {r['distribution']}")
+        for r in rows
+    ]
+    print(format_table(("NAME", "TASK", "STATUS"), table))
+    print(f"\n{len(rows)} found")
+    return 0

@@ -1,0 +1,329 @@
+"""Declarative specs that plugins return from their hooks.
+
+A spec says everything the hub needs to list, search and document a model, dataset,
+loss or batchify function *without importing it*: the factory is a ``"module:attr"``
+string imported on first use. Specs are frozen so that a plugin cannot change them after
+registration, and they round-trip through JSON for ``registry.json``.
+
+This module imports nothing heavy (no mxnet, no numpy): entry-point modules import it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+__all__ = [
+    "HASH_LENGTHS",
+    "FileRef",
+    "Metric",
+    "WeightVariant",
+    "InputSpec",
+    "ModelSpec",
+    "DatasetSpec",
+    "LossSpec",
+    "BatchifySpec",
+    "CommandSpec",
+    "PluginInfo",
+    "SPEC_KINDS",
+]
+
+#: Hex digest length of each accepted hash algorithm. sha1 is accepted only because
+#: GluonCV and GluonNLP published sha1 hashes; new files should use sha256.
+HASH_LENGTHS = {"sha256": 64, "sha1": 40}
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(
+            f"invalid {kind} name {name!r}: use letters, digits, '_', '.', '-' "
+            "(no '/', which separates a plugin from a name)"
+        )
+
+
+def _check_factory(owner: str, factory: str) -> None:
+    if not isinstance(factory, str) or not _FACTORY_RE.match(factory):
+        raise ValueError(
+            f"{owner}: factory must be a 'package.module:attribute' string, got {factory!r}"
+        )
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file known by its hash, fetchable from absolute URLs or from any mirror.
+
+    ``hash`` is ``"<algorithm>:<full hex digest>"``; ``filename`` is resolved against
+    the ordered mirror list; ``extract`` names the archive member to keep when the file
+    is a zip (GluonCV publishes ``{name}-{sha1[:8]}.zip`` holding a ``.params``), and
+    ``extract_hash`` is then the hash of that member.
+    """
+
+    hash: str
+    size: int | None = None
+    filename: str | None = None
+    urls: tuple[str, ...] = ()
+    extract: str | None = None
+    extract_hash: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_hash(self.hash)
+        if self.extract_hash is not None:
+            _check_hash(self.extract_hash)
+        if self.size is not None and (not isinstance(self.size, int) or self.size < 0):
+            raise ValueError(f"file size must be a non-negative int, got {self.size!r}")
+        if not self.filename and not self.urls:
+            raise ValueError(f"file {self.hash}: give a filename (for mirrors) or urls")
+        if self.filename and (self.filename.startswith("/") or ".." in self.filename.split("/")):
+            raise ValueError(f"filename {self.filename!r} must be a relative path inside a mirror")
+        object.__setattr__(self, "urls", tuple(self.urls))
+
+    @property
+    def algorithm(self) -> str:
+        return self.hash.split(":", 1)[0]
+
+    @property
+    def digest(self) -> str:
+        return self.hash.split(":", 1)[1]
+
+
+def _check_hash(value: str) -> None:
+    algorithm, sep, digest = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if not sep or algorithm not in HASH_LENGTHS:
+        raise ValueError(
+            f"hash {value!r} must be written '<algorithm>:<hex digest>' with algorithm "
+            f"one of {sorted(HASH_LENGTHS)}"
+        )
+    if len(digest) != HASH_LENGTHS[algorithm] or not re.fullmatch(r"[0-9a-f]+", digest):
+        raise ValueError(
+            f"hash {value!r}: a {algorithm} digest is {HASH_LENGTHS[algorithm]} lowercase hex "
+            "characters; prefixes are never accepted"
+        )
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A reported result, with where it was measured and who reported it."""
+
+    name: str
+    value: float
+    dataset: str
+    split: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class WeightVariant:
+    """One set of published weights for a model, selected by ``tag``."""
+
+    tag: str
+    file: FileRef
+    metrics: tuple[Metric, ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("weight tag", self.tag)
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """What a model expects: shape without the batch axis, layout, and preprocessing.
+
+    ``labels`` is a ``"module:attr"`` path to the sequence of class names, imported
+    only when labels are needed (for example by ``gluon-hub predict``).
+    """
+
+    shape: tuple[int | None, ...] | None = None
+    layout: str = ""
+    dtype: str = "float32"
+    mean: tuple[float, ...] | None = None
+    std: tuple[float, ...] | None = None
+    resize: int | None = None
+    crop: int | None = None
+    num_classes: int | None = None
+    labels: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("shape", "mean", "std"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, tuple(value))
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str
+    factory: str
+    description: str = ""
+    #: Qualifying plugin name; filled in by the hub at registration, never by the plugin.
+    plugin: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name(self.kind, self.name)
+        _check_factory(f"{self.kind} {self.name!r}", self.factory)
+
+    kind = "spec"
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.plugin}/{self.name}" if self.plugin else self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict; the inverse of :meth:`from_dict`."""
+        return _to_jsonable(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]):
+        return _from_jsonable(cls, data)
+
+
+@dataclass(frozen=True)
+class ModelSpec(_Spec):
+    """A model: its factory, default factory arguments and all its metadata."""
+
+    task: str = ""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    input: InputSpec | None = None
+    output_shape: tuple[int | None, ...] | None = None
+    weights: tuple[WeightVariant, ...] = ()
+    num_params: int | None = None
+    license: str = ""
+    paper: str = ""
+    tags: tuple[str, ...] = ()
+
+    kind = "model"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "weights", tuple(self.weights))
+        object.__setattr__(self, "tags", tuple(self.tags))
+        if self.output_shape is not None:
+            object.__setattr__(self, "output_shape", tuple(self.output_shape))
+        tags = [w.tag for w in self.weights]
+        if len(set(tags)) != len(tags):
+            raise ValueError(f"model {self.name!r}: weight tags repeat: {tags}")
+
+    @property
+    def pretrained(self) -> bool:
+        return bool(self.weights)
+
+    def weight(self, tag: bool | str = True) -> WeightVariant:
+        """The weight variant for ``pretrained=tag`` (``True`` means the first listed)."""
+        if not self.weights:
+            raise ValueError(
+                f"model {self.qualified_name!r} has no published weights; "
+                "load it with pretrained=False"
+            )
+        if tag is True:
+            return self.weights[0]
+        for variant in self.weights:
+            if variant.tag == tag:
+                return variant
+        raise KeyError(
+            f"model {self.qualified_name!r} has no weights tagged {tag!r}; "
+            f"available tags: {', '.join(w.tag for w in self.weights)}"
+        )
+
+
+@dataclass(frozen=True)
+class DatasetSpec(_Spec):
+    """A dataset; ``files`` are fetched through the cache, ``segments`` name its splits."""
+
+    task: str = ""
+    segments: tuple[str, ...] = ()
+    files: tuple[FileRef, ...] = ()
+    license: str = ""
+    paper: str = ""
+
+    kind = "dataset"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "segments", tuple(self.segments))
+        object.__setattr__(self, "files", tuple(self.files))
+
+
+@dataclass(frozen=True)
+class LossSpec(_Spec):
+    """A loss block, built by ``gluon_hub.get_loss(name, **kwargs)``."""
+
+    kind = "loss"
+
+
+@dataclass(frozen=True)
+class BatchifySpec(_Spec):
+    """A batchify function (or a class building one)."""
+
+    kind = "batchify"
+
+
+@dataclass(frozen=True)
+class CommandSpec(_Spec):
+    """A ``gluon-hub`` subcommand a plugin adds; the factory is ``main(argv) -> int``."""
+
+    kind = "command"
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What the hub knows of one plugin: where it came from and whether it loaded."""
+
+    name: str
+    status: str  # "loaded" | "failed" | "incompatible" | "disabled"
+    distribution: str | None = None
+    version: str | None = None
+    module: str | None = None
+    error: str | None = None
+
+
+#: Spec kinds by the key they use in ``registry.json`` and the hook that yields them.
+SPEC_KINDS: dict[str, type[_Spec]] = {
+    "models": ModelSpec,
+    "datasets": DatasetSpec,
+    "losses": LossSpec,
+    "batchify": BatchifySpec,
+    "commands": CommandSpec,
+}
+
+_NESTED: dict[tuple[type, str], type] = {
+    (ModelSpec, "input"): InputSpec,
+    (ModelSpec, "weights"): WeightVariant,
+    (WeightVariant, "file"): FileRef,
+    (WeightVariant, "metrics"): Metric,
+    (DatasetSpec, "files"): FileRef,
+}
+
+
+def _to_jsonable(obj: Any) -> Any:
+    if hasattr(obj, "__dataclass_fields__"):
+        return {f.name: _to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [_to_jsonable(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {str(k): _to_jsonable(v) for k, v in obj.items()}
+    return obj
+
+
+def _from_jsonable(cls: type, data: Mapping[str, Any]) -> Any:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
+    known = {f.name for f in fields(cls)}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        nested = _NESTED.get((cls, key))
+        if nested is not None and value is not None:
+            if isinstance(value, list):
+                value = tuple(_from_jsonable(nested, v) for v in value)
+            else:
+                value = _from_jsonable(nested, value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values[key] = value
+    return cls(**values)

@@ -1,0 +1,21 @@
+"""Entry point of the gluon-nlp-core plugin: declares specs, imports no model code or mxnet."""
+
+from __future__ import annotations
+
+from gluon_hub import hookimpl
+
+GLUON_HUB_API = ">=1,<2"
+
+
+@hookimpl
+def gluon_hub_models():
+    from ._model_specs import model_specs
+
+    return model_specs()
+
+
+@hookimpl
+def gluon_hub_datasets():
+    from ._data_specs import dataset_specs
+
+    return dataset_specs()
