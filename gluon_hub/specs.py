@@ -56,10 +56,11 @@ def _check_factory(owner: str, factory: str) -> None:
 class FileRef:
     """A file known by its hash, fetchable from absolute URLs or from any mirror.
 
-    ``hash`` is ``"<algorithm>:<full hex digest>"``; ``filename`` is resolved against
-    the ordered mirror list; ``extract`` names the archive member to keep when the file
-    is a zip (GluonCV publishes ``{name}-{sha1[:8]}.zip`` holding a ``.params``), and
-    ``extract_hash`` is then the hash of that member.
+    ``hash`` is ``"<algorithm>:<full hex digest>"`` of the file the caller gets;
+    ``filename`` is resolved against the ordered mirror list. When the published file is
+    a zip (GluonCV publishes ``{name}-{sha1[:8]}.zip`` holding a ``.params``, and its sha1
+    is that of the ``.params``), ``extract`` names the member to keep: ``hash`` and
+    ``size`` then describe that member, and ``archive_hash`` the zip, where known.
     """
 
     hash: str
@@ -67,12 +68,12 @@ class FileRef:
     filename: str | None = None
     urls: tuple[str, ...] = ()
     extract: str | None = None
-    extract_hash: str | None = None
+    archive_hash: str | None = None
 
     def __post_init__(self) -> None:
         _check_hash(self.hash)
-        if self.extract_hash is not None:
-            _check_hash(self.extract_hash)
+        if self.archive_hash is not None:
+            _check_hash(self.archive_hash)
         if self.size is not None and (not isinstance(self.size, int) or self.size < 0):
             raise ValueError(f"file size must be a non-negative int, got {self.size!r}")
         if not self.filename and not self.urls:
