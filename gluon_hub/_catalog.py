@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from typing import Any, Callable
 
 from .errors import AmbiguousNameError, PluginError, PluginNotInstalledError, UnknownNameError
@@ -60,24 +61,24 @@ class Catalog:
         if not isinstance(name, str) or not name:
             raise TypeError(f"a {_SINGULAR[self.kind]} name must be a non-empty string, got {name!r}")
         key = name.strip().lower()
+        if "/" in key:
+            if key not in self._by_qualified:
+                plugin, bare = key.split("/", 1)
+                self._raise_missing(name, bare, plugin)
+        else:
+            candidates = self._by_bare.get(key, [])
+            if not candidates:
+                self._raise_missing(name, key, None)
+            if len(candidates) > 1:
+                qualified = [self._by_qualified[c].qualified_name for c in sorted(candidates)]
+                raise AmbiguousNameError(
+                    f"{_SINGULAR[self.kind]} {name!r} is provided by several plugins: "
+                    f"{', '.join(qualified)}; ask for one of these qualified names"
+                )
+            key = candidates[0]
         if key in self._duplicates:
             raise PluginError(self._duplicates[key])
-        if "/" in key:
-            spec = self._by_qualified.get(key)
-            if spec is not None:
-                return spec
-            plugin, bare = key.split("/", 1)
-            self._raise_missing(name, bare, plugin)
-        candidates = self._by_bare.get(key, [])
-        if len(candidates) == 1:
-            return self._by_qualified[candidates[0]]
-        if len(candidates) > 1:
-            qualified = [self._by_qualified[c].qualified_name for c in sorted(candidates)]
-            raise AmbiguousNameError(
-                f"{_SINGULAR[self.kind]} {name!r} is provided by several plugins: "
-                f"{', '.join(qualified)}; ask for one of these qualified names"
-            )
-        self._raise_missing(name, key, None)
+        return self._by_qualified[key]
 
     def _raise_missing(self, name: str, bare: str, plugin: str | None) -> None:
         what = _SINGULAR[self.kind]
@@ -107,17 +108,16 @@ class Catalog:
 
     def select(self, pattern: str | None = None, plugin: str | None = None, **equal: Any) -> list[Any]:
         """Specs whose name or qualified name matches a shell-style ``pattern``, sorted."""
-        pattern = (pattern or "*").lower()
+        match = re.compile(fnmatch.translate((pattern or "*").lower())).match
+        wanted_plugin = plugin.lower() if plugin is not None else None
+        filters = [(k, v) for k, v in equal.items() if v is not None]
         chosen = []
         for spec in self:
-            if plugin is not None and spec.plugin.lower() != plugin.lower():
+            if wanted_plugin is not None and spec.plugin.lower() != wanted_plugin:
                 continue
-            if not (
-                fnmatch.fnmatchcase(spec.name.lower(), pattern)
-                or fnmatch.fnmatchcase(spec.qualified_name.lower(), pattern)
-            ):
+            if pattern and not (match(spec.name.lower()) or match(spec.qualified_name.lower())):
                 continue
-            if any(value is not None and getattr(spec, k) != value for k, value in equal.items()):
+            if any(getattr(spec, k) != value for k, value in filters):
                 continue
             chosen.append(spec)
         return sorted(chosen, key=lambda s: (s.name.lower(), s.plugin))
