@@ -5,10 +5,29 @@
 ``GLUON_HUB_DISABLE_PLUGINS``          Comma-separated plugin names to skip.
 ``GLUON_HUB_STRICT_PLUGINS``           ``1`` re-raises plugin errors (the project's CI).
 ``GLUON_HUB_INDEX``                    Path or http(s) URL of another ``registry.json``.
+``GLUON_HUB_HOME``                     Cache directory (default: the platform's user cache
+                                       directory, ``platformdirs.user_cache_dir``).
+``GLUON_HUB_SHARED_CACHE``             Read-only caches searched after ``GLUON_HUB_HOME``
+                                       (``os.pathsep`` or comma separated).
+``GLUON_HUB_MIRRORS``                  Ordered mirror bases: http(s)://, file:// or plain
+                                       directories (comma or whitespace separated).
+``GLUON_HUB_CONFIG``                   The cache's JSON config file (default
+                                       ``platformdirs.user_config_dir/config.json``).
+``GLUON_HUB_OFFLINE``                  ``1`` never touches the network.
+``GLUON_HUB_LOCK_TIMEOUT``             Seconds to wait for another process's download
+                                       before downloading anyway (default 600).
+``GLUON_HUB_CONNECT_TIMEOUT``          HTTP connect timeout in seconds (default 10).
+``GLUON_HUB_READ_TIMEOUT``             HTTP read timeout in seconds (default 60).
+``GLUON_HUB_RETRIES``                  Retries per URL on connection errors, 408, 429 and
+                                       5xx (default 3).
+``GLUON_HUB_PROGRESS``                 ``0`` hides, ``1`` forces download progress bars
+                                       (default: shown on a terminal).
+``GLUON_HUB_MAX_EXTRACT_SIZE``         Largest archive member extracted, in bytes, when the
+                                       spec gives no size (default 16 GiB).
 =====================================  ==================================================
 
-The cache's variables are documented with it in :mod:`gluon_hub._cache`; they are read
-here as well so that there is one list.
+The cache's variables are explained with it in ``docs/cache.md``; each also has a key
+in the cache's config file, which the variable overrides.
 """
 
 from __future__ import annotations
@@ -48,3 +67,51 @@ def strict_plugins() -> bool:
 
 def index_location() -> str | None:
     return text("GLUON_HUB_INDEX")
+
+
+def number(name: str) -> float | None:
+    """A numeric variable, or None when unset; a non-number raises naming the variable."""
+    value = text(name)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not a number") from None
+
+
+def cache_home() -> str | None:
+    return text("GLUON_HUB_HOME")
+
+
+def shared_caches() -> str | None:
+    return text("GLUON_HUB_SHARED_CACHE")
+
+
+def mirrors() -> str | None:
+    return text("GLUON_HUB_MIRRORS")
+
+
+def cache_config() -> str | None:
+    return text("GLUON_HUB_CONFIG")
+
+
+def offline() -> bool | None:
+    """``GLUON_HUB_OFFLINE`` as a bool, or None when unset (the config file decides)."""
+    return flag("GLUON_HUB_OFFLINE") if text("GLUON_HUB_OFFLINE") is not None else None
+
+
+def cache_numbers() -> dict[str, float | None]:
+    """The cache's numeric settings, keyed as in its config file."""
+    return {
+        "lock_timeout": number("GLUON_HUB_LOCK_TIMEOUT"),
+        "connect_timeout": number("GLUON_HUB_CONNECT_TIMEOUT"),
+        "read_timeout": number("GLUON_HUB_READ_TIMEOUT"),
+        "retries": number("GLUON_HUB_RETRIES"),
+        "max_extract_size": number("GLUON_HUB_MAX_EXTRACT_SIZE"),
+    }
+
+
+def progress() -> bool | None:
+    """``GLUON_HUB_PROGRESS`` as a bool, or None when unset (show on a terminal)."""
+    return flag("GLUON_HUB_PROGRESS") if text("GLUON_HUB_PROGRESS") is not None else None

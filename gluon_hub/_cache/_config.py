@@ -1,0 +1,122 @@
+"""Where the cache lives and where files come from: env vars over config file over defaults."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import _env
+
+APP_NAME = "gluon_hub"
+
+#: The public repository GluonCV and GluonNLP published their files to.
+DEFAULT_MIRROR = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+
+_DEFAULTS: dict[str, float] = {
+    "lock_timeout": 600.0,
+    "connect_timeout": 10.0,
+    "read_timeout": 60.0,
+    "retries": 3.0,
+    "max_extract_size": float(16 << 30),
+}
+_CONFIG_KEYS = {"home", "shared_caches", "mirrors", "offline", "progress", *_DEFAULTS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything one fetch needs to know about the environment, read once per call."""
+
+    home: Path
+    shared: tuple[Path, ...]
+    mirrors: tuple[str, ...]
+    offline: bool
+    progress: bool | None
+    lock_timeout: float
+    connect_timeout: float
+    read_timeout: float
+    retries: int
+    max_extract_size: int
+
+
+def config_path() -> Path:
+    """The cache's config file: ``GLUON_HUB_CONFIG`` or the platform's user config dir."""
+    configured = _env.cache_config()
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.json"
+
+
+def read_config() -> dict[str, Any]:
+    """The config file's settings; {} when it does not exist."""
+    path = config_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the gluon_hub config file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the config file must hold a JSON object")
+    unknown = set(data) - _CONFIG_KEYS
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)}; known: {sorted(_CONFIG_KEYS)}")
+    return data
+
+
+def _split(value: str | list[str] | None, pattern: str) -> list[str]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else re.split(pattern, value)
+    return [str(v).strip() for v in items if str(v).strip()]
+
+
+def check_mirror(base: str) -> str:
+    """A mirror base as given, or ValueError when its scheme is not http(s)/file/a path."""
+    scheme = base.split("://", 1)[0].lower() if "://" in base else ""
+    if scheme not in ("", "http", "https", "file"):
+        raise ValueError(
+            f"mirror {base!r}: use an http(s):// or file:// URL or a plain directory"
+        )
+    return base
+
+
+def default_home() -> Path:
+    """The platform's user cache directory for gluon_hub."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def settings(root: str | os.PathLike[str] | None = None) -> Settings:
+    """The effective settings; ``root`` overrides ``GLUON_HUB_HOME`` and the config file."""
+    config = read_config()
+    home = root or _env.cache_home() or config.get("home")
+    shared = _split(_env.shared_caches() or config.get("shared_caches"), r"[,%s]" % os.pathsep)
+    mirrors = _split(_env.mirrors() or config.get("mirrors"), r"[,\s]+") or [DEFAULT_MIRROR]
+    offline = _env.offline()
+    progress = _env.progress()
+    numbers = {}
+    for key, value in _env.cache_numbers().items():
+        if value is None:
+            value = config.get(key, _DEFAULTS[key])
+        if not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"cache setting {key} must be a non-negative number, got {value!r}")
+        numbers[key] = value
+    return Settings(
+        home=Path(home).expanduser() if home else default_home(),
+        shared=tuple(Path(p).expanduser() for p in shared),
+        mirrors=tuple(check_mirror(m) for m in mirrors),
+        offline=bool(config.get("offline", False)) if offline is None else offline,
+        progress=config.get("progress") if progress is None else progress,
+        lock_timeout=float(numbers["lock_timeout"]),
+        connect_timeout=float(numbers["connect_timeout"]),
+        read_timeout=float(numbers["read_timeout"]),
+        retries=int(numbers["retries"]),
+        max_extract_size=int(numbers["max_extract_size"]),
+    )

@@ -1,0 +1,63 @@
+"""Errors of the weight cache; each subclasses the builtin a caller would catch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import HubError
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One source tried for a file and why it did not deliver it."""
+
+    source: str
+    reason: str
+    expected: str | None = None
+    actual: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.source}: {self.reason}"
+        if self.expected is not None:
+            text += f" (expected {self.expected}, got {self.actual})"
+        return text
+
+
+class CacheError(HubError, OSError):
+    """The cache could not deliver a verified file."""
+
+
+class DownloadError(CacheError):
+    """Every source of a file failed; ``attempts`` says how, one line per source."""
+
+    def __init__(self, label: str, attempts: list[Attempt], hint: str = "") -> None:
+        self.label = label
+        self.attempts = list(attempts)
+        lines = [f"could not fetch {label}; tried {len(self.attempts)} source(s):"]
+        lines += [f"  - {a}" for a in self.attempts]
+        if hint:
+            lines.append(hint)
+        super().__init__("\n".join(lines))
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class OfflineMissError(DownloadError, FileNotFoundError):
+    """Offline mode is on and the file is neither cached nor on a local mirror."""
+
+
+class DiskFullError(CacheError):
+    """The disk filled up while writing a download; nothing was left behind."""
+
+
+class CacheNotWritableError(CacheError, PermissionError):
+    """The cache directory cannot be written to."""
+
+
+class UnsafeArchiveError(HubError, ValueError):
+    """An archive holds absolute paths, ``..``, links, or expands beyond the size limit."""
+
+
+class ParamsFormatError(HubError, ValueError):
+    """A weight file is not a well-formed MXNet NDArray file (for example a pickle)."""

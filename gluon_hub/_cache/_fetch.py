@@ -1,0 +1,237 @@
+"""Find a file in the caches or fetch it from the first source that delivers the right bytes."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from pathlib import Path
+
+from ..specs import FileRef
+from . import _store
+from ._archive import extract_member
+from ._config import Settings, settings as read_settings
+from ._download import SourceFailed, copy_local, http_download, local_path
+from ._errors import (
+    Attempt,
+    CacheNotWritableError,
+    DownloadError,
+    OfflineMissError,
+    UnsafeArchiveError,
+)
+from ._progress import Progress
+
+log = logging.getLogger("gluon_hub.cache")
+
+
+def label(ref: FileRef) -> str:
+    return f"{_store.delivered_name(ref)} ({ref.hash})"
+
+
+def find_cached(ref: FileRef, cfg: Settings) -> Path | None:
+    """The verified cached file for ``ref`` in the user's or a shared cache, if any.
+
+    A corrupted file in the user's cache is removed (so it is fetched again); one in a
+    shared cache is skipped with a warning, since that cache is read-only to us.
+    """
+    for home in (cfg.home, *cfg.shared):
+        path = _store.visible_file(_store.entry_dir(home, ref.hash))
+        if path is None:
+            continue
+        state = _store.check_entry(path, ref)
+        if state:
+            return path
+        if state is False:
+            if home == cfg.home:
+                log.warning("cached %s does not match %s; fetching it again", path, ref.hash)
+                _store.remove_entry_file(path)
+            else:
+                log.warning("shared cache file %s does not match %s; ignoring it", path, ref.hash)
+    return None
+
+
+def sources(ref: FileRef, cfg: Settings) -> list[str]:
+    """Every place to try, in order: each mirror with ``filename``, then ``urls``."""
+    found = []
+    if ref.filename:
+        for base in cfg.mirrors:
+            if local_path(base) is None:
+                found.append(base.rstrip("/") + "/" + ref.filename)
+            else:
+                found.append(str(Path(local_path(base)) / ref.filename))  # type: ignore[arg-type]
+    found += ref.urls
+    if cfg.offline:
+        found = [s for s in found if local_path(s) is not None]
+    return list(dict.fromkeys(found))
+
+
+def _prefetch_hint(ref: FileRef) -> str:
+    """The command that prefetches ``ref``, naming its model or dataset where one uses it."""
+    owners: list[str] = []
+    try:
+        from .._hub import get_hub
+
+        hub = get_hub()
+        for spec in hub.catalog("models"):
+            if any(w.file.hash == ref.hash for w in spec.weights):
+                owners.append(spec.qualified_name)
+        for spec in hub.catalog("datasets"):
+            if any(f.hash == ref.hash for f in spec.files):
+                owners.append(f"--kind datasets {spec.qualified_name}")
+    except Exception:  # the hint must never hide the real error
+        owners = []
+    target = owners[0] if owners else "MODEL"
+    return (
+        f"run 'gluon-hub cache prefetch {target}' on a machine with network access and copy "
+        "the cache (GLUON_HUB_HOME) here, point GLUON_HUB_SHARED_CACHE at such a copy, or "
+        "add a local mirror to GLUON_HUB_MIRRORS"
+    )
+
+
+def _prepare(entry: Path) -> None:
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+        probe = _store.new_temp(entry, "probe")
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise CacheNotWritableError(
+                exc.errno,
+                f"the cache directory {entry} is not writable ({os.strerror(exc.errno)}); set "
+                "GLUON_HUB_HOME to a writable directory (a read-only pre-populated cache can "
+                "still be used through GLUON_HUB_SHARED_CACHE)",
+            ) from None
+        raise
+
+
+def _from_source(source: str, ref: FileRef, entry: Path, cfg: Settings, progress: Progress) -> Path:
+    """Deliver ``ref`` from one source into the cache, or raise SourceFailed."""
+    archive = ref.extract is not None
+    name = _store.download_name(ref)
+    check = ref.archive_hash if archive else ref.hash
+    algorithm = check.split(":", 1)[0] if check else "sha256"
+    limit = None if archive else ref.size
+    part = _store.claim_partial(entry, name)
+    keep = False
+    try:
+        path = local_path(source)
+        if path is None:
+            result = http_download(source, part, algorithm, cfg, limit, progress)
+        else:
+            result = copy_local(path, part, algorithm, limit, progress)
+        if check is not None and result.hash != check:
+            raise _Mismatch(check, result.hash)
+        if not archive:
+            if ref.size is not None and result.size != ref.size:
+                raise SourceFailed(f"size {result.size} bytes, expected {ref.size}")
+            final = entry / _store.delivered_name(ref)
+            return _store.place(part, final, ref.hash, source)
+        tmp = _store.new_temp(entry, _store.delivered_name(ref))
+        try:
+            digest = extract_member(
+                part, ref.extract, tmp, ref.algorithm,  # type: ignore[arg-type]
+                ref.size if ref.size is not None else cfg.max_extract_size,
+            )
+            if digest != ref.hash:
+                raise _Mismatch(ref.hash, digest, f"member {ref.extract!r}: ")
+            return _store.place(tmp, entry / _store.delivered_name(ref), ref.hash, source)
+        finally:
+            _store.discard(tmp)
+    except SourceFailed as exc:
+        keep = exc.keep_partial
+        raise
+    except KeyboardInterrupt:
+        keep = True  # a rerun resumes it
+        raise
+    finally:
+        if not keep:
+            _store.discard(part)
+
+
+class _Mismatch(SourceFailed):
+    def __init__(self, expected: str, actual: str, prefix: str = "") -> None:
+        super().__init__(f"{prefix}hash mismatch")
+        self.expected, self.actual = expected, actual
+
+
+def fetch(ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bool | None = None) -> Path:
+    """Path of the verified file for ``ref``, fetched into the cache when missing."""
+    if not isinstance(ref, FileRef):
+        raise TypeError(f"fetch() takes a gluon_hub.FileRef, got {type(ref).__name__}")
+    cfg = read_settings(root)
+    hit = find_cached(ref, cfg)
+    if hit is not None:
+        return hit
+    todo = sources(ref, cfg)
+    if cfg.offline and not todo:
+        raise OfflineMissError(label(ref), [], "GLUON_HUB_OFFLINE=1 forbids downloading it; "
+                               + _prefetch_hint(ref))
+    entry = _store.entry_dir(cfg.home, ref.hash)
+    _prepare(entry)
+    with _store.locked(entry, cfg.lock_timeout):
+        hit = find_cached(ref, cfg)  # another process may have fetched it meanwhile
+        if hit is not None:
+            return hit
+        attempts: list[Attempt] = []
+        bar = Progress(_store.delivered_name(ref), cfg.progress if progress is None else progress)
+        try:
+            for source in todo:
+                try:
+                    return _from_source(source, ref, entry, cfg, bar)
+                except _Mismatch as exc:
+                    attempts.append(Attempt(source, str(exc), exc.expected, exc.actual))
+                except (SourceFailed, UnsafeArchiveError) as exc:
+                    attempts.append(Attempt(source, str(exc)))
+                log.warning("fetching %s: %s", label(ref), attempts[-1])
+        finally:
+            bar.close()
+    if cfg.offline:
+        raise OfflineMissError(label(ref), attempts, "GLUON_HUB_OFFLINE=1 forbids downloading it; "
+                               + _prefetch_hint(ref))
+    raise DownloadError(label(ref), attempts)
+
+
+def add_file(ref: FileRef, path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> Path:
+    """Copy a local file into the cache under ``ref`` once its hash matches.
+
+    ``path`` may be the delivered file itself or, when ``ref.extract`` is set, the
+    published archive.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is not a file")
+    cfg = read_settings(root)
+    entry = _store.entry_dir(cfg.home, ref.hash)
+    _prepare(entry)
+    plain = FileRef(hash=ref.hash, size=ref.size, urls=(path.as_uri(),),
+                    filename=_store.delivered_name(ref)) if ref.extract else ref
+    progress = Progress("", False)
+    with _store.locked(entry, cfg.lock_timeout):
+        try:
+            return _from_source(str(path), plain, entry, cfg, progress)
+        except SourceFailed as exc:
+            first = exc
+        if not ref.extract:
+            raise ValueError(f"{path} is not the file of {label(ref)}: {_why(first)}")
+        try:
+            return _from_source(str(path), ref, entry, cfg, progress)
+        except (SourceFailed, UnsafeArchiveError) as exc:
+            raise ValueError(
+                f"{path} is neither the file nor the archive of {label(ref)}: as the file, "
+                f"{_why(first)}; as the archive, {_why(exc)}"
+            ) from None
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, _Mismatch):
+        return f"{exc} (expected {exc.expected}, got {exc.actual})"
+    return str(exc)
+
+def fetch_params(ref: FileRef, root: str | os.PathLike[str] | None = None) -> Path:
+    """Like :func:`fetch`, then check the file is an MXNet NDArray file before MXNet reads it."""
+    from ._paramsfile import check_params_file
+
+    path = fetch(ref, root=root)
+    check_params_file(path)
+    return path

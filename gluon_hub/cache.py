@@ -1,0 +1,242 @@
+"""The weight and data cache: where it is, what it holds, and keeping it right.
+
+Files are addressed by hash and verified before they are placed in the cache; see
+``docs/cache.md`` for the layout, the trust model and the environment variables.
+
+Examples
+--------
+>>> from gluon_hub import cache
+>>> cache.cache_dir("/tmp/hub").as_posix()
+'/tmp/hub'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ._cache import _store
+from ._cache._config import config_path, settings
+from ._cache._errors import (
+    CacheError,
+    CacheNotWritableError,
+    DiskFullError,
+    DownloadError,
+    OfflineMissError,
+    ParamsFormatError,
+    UnsafeArchiveError,
+)
+from ._cache._fetch import add_file, fetch
+from .specs import HASH_LENGTHS, FileRef
+
+__all__ = [
+    "CacheEntry",
+    "CacheError",
+    "CacheNotWritableError",
+    "DiskFullError",
+    "DownloadError",
+    "OfflineMissError",
+    "ParamsFormatError",
+    "UnsafeArchiveError",
+    "add_file",
+    "cache_dir",
+    "config_path",
+    "entries",
+    "fetch",
+    "files_of",
+    "mirrors",
+    "prefetch",
+    "purge",
+    "verify",
+    "VerifyResult",
+]
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One cached file: where it is, its hash and size, and whether its stamp vouches for it.
+
+    ``stamped`` is False when the file changed since it was last verified (or was never
+    stamped); :func:`verify` re-hashes it. ``shared`` marks a read-only shared cache.
+    ``partial`` counts the bytes of unfinished downloads kept for resuming.
+    """
+
+    path: Path
+    hash: str
+    size: int
+    stamped: bool
+    shared: bool = False
+    partial: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def cache_dir(root: str | os.PathLike[str] | None = None) -> Path:
+    """The cache directory in use: ``root``, ``GLUON_HUB_HOME``, the config file, or the
+    platform's user cache directory."""
+    return settings(root).home
+
+
+def mirrors() -> tuple[str, ...]:
+    """The mirror bases tried in order (``GLUON_HUB_MIRRORS``, the config file, or the default)."""
+    return settings().mirrors
+
+
+def _entry_dirs(home: Path) -> Iterable[tuple[str, Path]]:
+    base = home / "files"
+    for algorithm in sorted(HASH_LENGTHS):
+        folder = base / algorithm
+        if not folder.is_dir():
+            continue
+        for child in sorted(folder.iterdir()):
+            if child.is_dir() and len(child.name) == HASH_LENGTHS[algorithm]:
+                yield f"{algorithm}:{child.name}", child
+
+
+def _scan(home: Path, shared: bool) -> list[CacheEntry]:
+    found = []
+    for file_hash, directory in _entry_dirs(home):
+        partial = sum(p.stat().st_size for p in _store.temp_files(directory) if p.exists())
+        path = _store.visible_file(directory)
+        if path is None:
+            if partial:
+                found.append(CacheEntry(directory, file_hash, 0, False, shared, partial))
+            continue
+        stat = path.stat()
+        found.append(CacheEntry(
+            path, file_hash, stat.st_size, _store.stamp_matches(path, file_hash, stat),
+            shared, partial,
+        ))
+    return found
+
+
+def entries(
+    names: Sequence[str] | None = None,
+    root: str | os.PathLike[str] | None = None,
+    shared: bool = True,
+) -> list[CacheEntry]:
+    """The cached files (and those of the shared caches unless ``shared=False``).
+
+    ``names`` selects by file name, full hash (a prefix never matches) or model or
+    dataset name; all files when empty.
+    """
+    cfg = settings(root)
+    found = _scan(cfg.home, False)
+    if shared:
+        for home in cfg.shared:
+            found += _scan(home, True)
+    return _select(found, names)
+
+
+def files_of(name: str, kind: str = "models", tag: str | None = None) -> list[FileRef]:
+    """The files a model's weights (every variant, or ``tag``) or a dataset need."""
+    from ._hub import get_hub
+
+    if kind not in ("models", "datasets"):
+        raise ValueError(f"kind must be 'models' or 'datasets', got {kind!r}")
+    spec = get_hub().catalog(kind).get(name)
+    if kind == "datasets":
+        return list(spec.files)
+    if not spec.weights:
+        raise ValueError(f"model {spec.qualified_name!r} has no published weights to fetch")
+    variants = [spec.weight(tag)] if tag is not None else list(spec.weights)
+    return [v.file for v in variants]
+
+
+def _select(found: list[CacheEntry], names: Sequence[str] | None) -> list[CacheEntry]:
+    """Entries named by full hash, file name, or model/dataset name (never a hash prefix)."""
+    if not names:
+        return found
+    from .errors import UnknownNameError
+
+    chosen: dict[Path, CacheEntry] = {}
+    for name in names:
+        matches = [e for e in found if name in (e.hash, e.name)]
+        if not matches:
+            hashes: set[str] = set()
+            for kind in ("models", "datasets"):
+                try:
+                    hashes |= {ref.hash for ref in files_of(name, kind)}
+                except (UnknownNameError, ValueError):
+                    continue
+            if not hashes:
+                raise KeyError(
+                    f"{name!r} is neither a cached file name, a full hash, nor a model or "
+                    "dataset; 'gluon-hub cache ls' lists the cache"
+                )
+            matches = [e for e in found if e.hash in hashes]
+        chosen.update((e.path, e) for e in matches)
+    return list(chosen.values())
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The outcome of re-hashing one entry: ``ok``, ``changed`` (removed) or ``partial``."""
+
+    entry: CacheEntry
+    status: str
+    actual: str | None = None
+
+
+def verify(
+    names: Sequence[str] | None = None,
+    root: str | os.PathLike[str] | None = None,
+    remove: bool = True,
+) -> list[VerifyResult]:
+    """Re-hash cached files in full and refresh their stamps.
+
+    A file whose bytes changed is reported as ``changed`` and, unless ``remove=False``,
+    removed from the user's cache so that the next load fetches it again (files in a
+    shared cache are only reported).
+    """
+    results = []
+    for entry in entries(names, root):
+        if not entry.path.is_file():
+            results.append(VerifyResult(entry, "partial"))
+            continue
+        algorithm = entry.hash.split(":", 1)[0]
+        actual = _store.hash_file(entry.path, algorithm)
+        if actual == entry.hash:
+            _store.write_stamp(entry.path, entry.hash)
+            results.append(VerifyResult(entry, "ok", actual))
+            continue
+        if remove and not entry.shared:
+            _store.remove_entry_file(entry.path)
+        results.append(VerifyResult(entry, "changed", actual))
+    return results
+
+
+def purge(names: Sequence[str] | None = None, root: str | os.PathLike[str] | None = None) -> list[CacheEntry]:
+    """Remove cached files (all of them when ``names`` is empty) with their partial
+    downloads; returns what was removed. Shared caches are never touched."""
+    removed = []
+    for entry in entries(names, root, shared=False):
+        directory = entry.path if entry.path.is_dir() else entry.path.parent
+        shutil.rmtree(directory, ignore_errors=False)
+        removed.append(entry)
+    return removed
+
+
+def prefetch(
+    names: Sequence[str],
+    kind: str = "models",
+    tag: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> list[Path]:
+    """Fetch every file the named models (or datasets) need, for use offline later."""
+    from ._cache._paramsfile import check_params_file
+
+    paths = []
+    for name in names:
+        for ref in files_of(name, kind, tag):
+            path = fetch(ref, root=root, progress=progress)
+            if kind == "models":
+                check_params_file(path)
+            paths.append(path)
+    return paths
+
