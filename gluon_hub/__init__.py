@@ -47,6 +47,28 @@ from .specs import (
 )
 
 
+#: Public names whose modules are imported on first access: the cache and publishing
+#: pull in requests, filelock and tqdm, which listing and lookups never need.
+_LAZY = {
+    "cache": ("gluon_hub.cache", None),
+    "fetch": ("gluon_hub._cache", "fetch"),
+    "publish": ("gluon_hub.publishing", "publish"),
+    "export": ("gluon_hub._export", "export"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'gluon_hub' has no attribute {name!r}")
+    import importlib
+
+    module_name, attr = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
 def set_index(location: str | None) -> None:
     """Use another ``registry.json`` (a path or an http(s) URL) for hints and search."""
     from ._hub import get_hub
@@ -73,7 +95,10 @@ __all__ = [
     "UnknownNameError",
     "WeightVariant",
     "__version__",
+    "cache",
     "dataset_info",
+    "export",
+    "fetch",
     "get_batchify",
     "get_loss",
     "hookimpl",
@@ -85,6 +110,7 @@ __all__ = [
     "load",
     "load_dataset",
     "plugins",
+    "publish",
     "register_plugin",
     "reset_hub",
     "search",

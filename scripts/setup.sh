@@ -19,6 +19,6 @@ echo "setup: creating .venv with $("$PYTHON" --version)"
 "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install --quiet --disable-pip-version-check \
-    -e ".[test]" -e plugins/gluon-cv-core -e plugins/gluon-nlp-core -e plugins/gluon-contrib
+    -e ".[test,demo]" -e plugins/gluon-cv-core -e plugins/gluon-nlp-core -e plugins/gluon-contrib
 echo "$want" > "$stamp"
 echo "setup: done"

@@ -20,6 +20,8 @@ from .._version import __version__
 COMMAND_MODULES = (
     "gluon_hub.cli.catalog",
     "gluon_hub.cli.registry",
+    "gluon_hub.cli.cache",
+    "gluon_hub.cli.publishing",
 )
 
 
