@@ -52,7 +52,10 @@ def _read_headers(dist: metadata.Distribution) -> tuple[str | None, str | None, 
     the email package, which made listing with 100 plugins several times slower.
     """
     name = version = required = None
-    for line in (dist.read_text("METADATA") or "").splitlines():
+    # Wheels and .dist-info folders hold METADATA; .egg-info folders (a source checkout
+    # on sys.path after an editable install) hold the same headers as PKG-INFO.
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    for line in text.splitlines():
         if not line.strip():
             break  # the headers end at the first blank line; the long description follows
         key, _, value = line.partition(":")

@@ -174,9 +174,9 @@ def test_strict_mode_reraises(fake_dist, only_fakes, monkeypatch):
 
 
 def test_unknown_name_suggests_close_matches(fake_dist, only_fakes):
-    fake_dist("alpha", models=[("resnet50_v1d", "demo"), ("resnet18_v1", "demo")])
-    with pytest.raises(UnknownNameError, match="did you mean: resnet50_v1d"):
-        gluon_hub.load("resnet50_v1")
+    fake_dist("alpha", models=[("zebranet50_v1d", "demo"), ("zebranet18_v1", "demo")])
+    with pytest.raises(UnknownNameError, match="did you mean: zebranet50_v1d"):
+        gluon_hub.load("zebranet50_v1")
     with pytest.raises(KeyError):  # UnknownNameError is a KeyError
         gluon_hub.info("zzz")
 
