@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "gluon_hub.cli.registry",
     "gluon_hub.cli.cache",
     "gluon_hub.cli.publishing",
+    "gluon_hub.cli.plugin_tools",
 )
 
 

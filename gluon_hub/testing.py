@@ -1,0 +1,473 @@
+"""The conformance kit: check a plugin before publishing it.
+
+A plugin conforms when it loads, its specs are valid and complete (a model says its task,
+description, license, paper and input), every model builds and produces the output shape
+its spec declares, its declared parameter count is right, and its weight entries are
+well formed and, on request, downloadable with the declared size and hash.
+
+From a test suite::
+
+    from gluon_hub.testing import assert_plugin_conforms
+
+    def test_conforms():
+        assert_plugin_conforms("my_plugin")
+
+From the shell: ``gluon-hub check-plugin my-plugin-dist``. Findings are collected, never
+raised one at a time, so that one run shows everything there is to fix.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import inspect
+import re
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Iterable, Sequence
+
+from ._factory import import_object
+from ._hub import get_hub
+from ._manager import LOADED
+from .errors import HubError, PluginError
+from .specs import DatasetSpec, FileRef, ModelSpec, WeightVariant
+
+__all__ = [
+    "ERROR",
+    "WARNING",
+    "Finding",
+    "Report",
+    "check_specs",
+    "check_model",
+    "check_weight_files",
+    "check_plugin",
+    "assert_plugin_conforms",
+]
+
+ERROR, WARNING = "error", "warning"
+
+_URL_RE = re.compile(r"^https?://[^\s/]+")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: how bad (``"error"`` or ``"warning"``), where, which check, and what to do."""
+
+    severity: str
+    subject: str
+    check: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.severity.upper():7} {self.subject} [{self.check}]: {self.message}"
+
+
+@dataclass
+class Report:
+    """What :func:`check_plugin` found; ``ok`` when there is no error (warnings allowed)."""
+
+    plugin: str
+    distribution: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    #: How many entries each step looked at: ``models``, ``built``, ``weights`` ...
+    checked: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == WARNING]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def __str__(self) -> str:
+        source = f" (distribution {self.distribution})" if self.distribution else ""
+        counts = ", ".join(f"{n} {k}" for k, n in self.checked.items()) or "nothing"
+        lines = [f"plugin {self.plugin!r}{source}: checked {counts}"]
+        lines += [f"  {f}" for f in self.findings]
+        verdict = "conforms" if self.ok else "does NOT conform"
+        lines.append(f"{verdict}: {len(self.errors)} error(s), {len(self.warnings)} warning(s)")
+        return "\n".join(lines)
+
+
+# -- metadata ------------------------------------------------------------------------
+
+
+def _subject(spec: Any) -> str:
+    return f"{spec.kind} {spec.qualified_name!r}"
+
+
+def _require(findings: list[Finding], spec: Any, attrs: Sequence[str], severity: str = ERROR) -> None:
+    for attr in attrs:
+        if not getattr(spec, attr):
+            findings.append(Finding(severity, _subject(spec), "metadata",
+                                    f"{attr} is empty; set {attr}=... in the spec"))
+
+
+def _check_file(findings: list[Finding], subject: str, file: FileRef, what: str) -> None:
+    for url in file.urls:
+        if not _URL_RE.match(url):
+            findings.append(Finding(ERROR, subject, "weights",
+                                    f"{what}: url {url!r} is not an absolute http(s) URL"))
+    if file.size is None:
+        findings.append(Finding(WARNING, subject, "weights",
+                                f"{what}: size is not given; the cache cannot check it before "
+                                "hashing or show download progress"))
+    if file.algorithm != "sha256" and file.archive_hash is None and file.extract is None:
+        findings.append(Finding(WARNING, subject, "weights",
+                                f"{what}: {file.algorithm} hash; publish new files with sha256"))
+
+
+def _check_variant(findings: list[Finding], spec: ModelSpec, variant: WeightVariant) -> None:
+    subject = _subject(spec)
+    what = f"weights {variant.tag!r}"
+    _check_file(findings, subject, variant.file, what)
+    for metric in variant.metrics:
+        if not (metric.name and metric.dataset and metric.split):
+            findings.append(Finding(ERROR, subject, "weights",
+                                    f"{what}: a metric needs a name, a dataset and a split, "
+                                    f"got {metric!r}"))
+        if not metric.source:
+            findings.append(Finding(WARNING, subject, "weights",
+                                    f"{what}: metric {metric.name!r} has no source; say where "
+                                    "it was measured or reported"))
+
+
+def _check_factory_location(findings: list[Finding], spec: Any) -> None:
+    """Check that the factory's module exists, without importing it (or mxnet)."""
+    module = spec.factory.partition(":")[0]
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as exc:
+        found, reason = None, f"{type(exc).__name__}: {exc}"
+    else:
+        reason = "no such module"
+    if found is None:
+        findings.append(Finding(ERROR, _subject(spec), "factory",
+                                f"factory module {module!r} cannot be found ({reason})"))
+
+
+def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Finding]:
+    """Findings on the metadata of specs of any kind; imports no model code.
+
+    Parameters
+    ----------
+    specs : specs as a plugin's hooks return them (their ``plugin`` may be empty).
+    import_factories : also import every factory and check that its signature accepts
+        the spec's ``kwargs`` (this imports model code, and so mxnet).
+    """
+    findings: list[Finding] = []
+    seen: dict[tuple[str, str], int] = {}
+    for spec in specs:
+        key = (spec.kind, spec.name.lower())
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            findings.append(Finding(ERROR, _subject(spec), "metadata",
+                                    f"the {spec.kind} name {spec.name!r} is registered more than "
+                                    "once (names are case-insensitive)"))
+        _require(findings, spec, ("description",))
+        if isinstance(spec, ModelSpec):
+            _check_model_metadata(findings, spec)
+        elif isinstance(spec, DatasetSpec):
+            _require(findings, spec, ("task", "license"))
+            for file in spec.files:
+                _check_file(findings, _subject(spec), file, f"file {file.filename or file.urls[0]!r}")
+        if import_factories:
+            _check_factory_signature(findings, spec)
+        else:
+            _check_factory_location(findings, spec)
+    return findings
+
+
+def _check_model_metadata(findings: list[Finding], spec: ModelSpec) -> None:
+    subject = _subject(spec)
+    _require(findings, spec, ("task", "license", "paper"))
+    if spec.paper and not _URL_RE.match(spec.paper):
+        findings.append(Finding(WARNING, subject, "metadata",
+                                f"paper {spec.paper!r} is not a URL (link the arXiv or DOI page)"))
+    if spec.input is None or spec.input.shape is None:
+        findings.append(Finding(ERROR, subject, "metadata",
+                                "input=InputSpec(shape=...) is missing: users and the kit "
+                                "need the input shape (without the batch axis)"))
+    elif spec.input.shape and not spec.input.layout:
+        findings.append(Finding(WARNING, subject, "metadata",
+                                "input.layout is empty; say 'NCHW', 'NT' ..."))
+    if spec.output_shape is None:
+        findings.append(Finding(WARNING, subject, "metadata",
+                                "output_shape is not declared, so the output cannot be checked"))
+    if spec.num_params is None:
+        findings.append(Finding(WARNING, subject, "metadata", "num_params is not declared"))
+    for variant in spec.weights:
+        _check_variant(findings, spec, variant)
+
+
+def _check_factory_signature(findings: list[Finding], spec: Any) -> None:
+    try:
+        factory = import_object(spec.factory, _subject(spec))
+    except PluginError as exc:
+        findings.append(Finding(ERROR, _subject(spec), "factory", str(exc)))
+        return
+    if not callable(factory):
+        findings.append(Finding(ERROR, _subject(spec), "factory",
+                                f"{spec.factory} is a {type(factory).__name__}, not a callable"))
+        return
+    kwargs = getattr(spec, "kwargs", None) or {}
+    try:
+        inspect.signature(factory).bind_partial(**kwargs)
+    except TypeError as exc:
+        findings.append(Finding(ERROR, _subject(spec), "factory",
+                                f"{spec.factory} does not accept the spec's kwargs: {exc}"))
+    except ValueError:  # no signature (builtins); nothing to check
+        pass
+
+
+# -- building ------------------------------------------------------------------------
+
+
+def _example_input(spec: ModelSpec, batch_size: int, free_dim: int) -> Any:
+    from .compat import mx
+
+    shape = (batch_size,) + tuple(free_dim if d is None else d for d in spec.input.shape)
+    dtype = spec.input.dtype or "float32"
+    if "int" in dtype:  # token ids or class indices: 0 is valid for every vocabulary
+        return mx.nd.zeros(shape, dtype=dtype)
+    return mx.nd.random.uniform(-1, 1, shape=shape, dtype=dtype)
+
+
+def _shape_matches(actual: tuple[int, ...], declared: tuple[int | None, ...]) -> bool:
+    return len(actual) == len(declared) and all(d is None or a == d for a, d in zip(actual, declared))
+
+
+def check_model(
+    spec: ModelSpec, *, batch_size: int = 1, free_dim: int = 16
+) -> tuple[list[Finding], Any]:
+    """Build a model without weights, run a batch through it and check the output.
+
+    Dimensions the input spec leaves free (``None``) get ``free_dim``. Where the model
+    returns several arrays, ``output_shape`` describes the first. Returns the findings and
+    the network (``None`` when it could not be built).
+    """
+    from . import load
+
+    subject = _subject(spec)
+    findings: list[Finding] = []
+    if batch_size < 1 or free_dim < 1:
+        raise ValueError(f"batch_size and free_dim must be positive, got {batch_size}, {free_dim}")
+    try:
+        net = load(spec.qualified_name)
+    except Exception as exc:  # the kit reports whatever the factory raises
+        findings.append(Finding(ERROR, subject, "build", f"{type(exc).__name__}: {exc}"))
+        return findings, None
+    if spec.input is None or spec.input.shape is None:
+        return findings, net
+    try:
+        output = net(_example_input(spec, batch_size, free_dim))
+    except Exception as exc:
+        findings.append(Finding(ERROR, subject, "forward",
+                                f"a batch of shape {(batch_size, *spec.input.shape)} failed: "
+                                f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
+        return findings, net
+    if isinstance(output, (list, tuple)):
+        output = output[0]
+    actual = tuple(output.shape)
+    if actual[:1] != (batch_size,):
+        findings.append(Finding(ERROR, subject, "output-shape",
+                                f"output {actual} does not keep the batch axis first "
+                                f"(batch of {batch_size})"))
+    elif spec.output_shape is not None and not _shape_matches(actual[1:], spec.output_shape):
+        findings.append(Finding(ERROR, subject, "output-shape",
+                                f"output shape {actual[1:]} (without the batch axis) differs "
+                                f"from the declared output_shape {spec.output_shape}"))
+    if spec.num_params is not None:
+        count = sum(p.data().size for p in net.collect_params().values())
+        if count != spec.num_params:
+            findings.append(Finding(ERROR, subject, "num-params",
+                                    f"the built model has {count:,} parameters, the spec "
+                                    f"declares {spec.num_params:,}"))
+    return findings, net
+
+
+def check_weight_files(spec: ModelSpec, net: Any = None, root: str | None = None) -> list[Finding]:
+    """Download every weight variant through the cache, which checks its size and hash.
+
+    When ``net`` is given, each file is also loaded into it, which checks that parameter
+    names and shapes match the architecture.
+    """
+    import gluon_hub
+
+    subject = _subject(spec)
+    findings: list[Finding] = []
+    for variant in spec.weights:
+        what = f"weights {variant.tag!r}"
+        try:
+            path = gluon_hub.fetch(variant.file, root=root, progress=False)
+        except Exception as exc:
+            findings.append(Finding(ERROR, subject, "weights-fetch", f"{what}: {exc}"))
+            continue
+        if net is not None:
+            try:
+                net.load_parameters(str(path))
+            except Exception as exc:
+                findings.append(Finding(ERROR, subject, "weights-load",
+                                        f"{what}: does not load into the model built with the "
+                                        f"spec's kwargs: {str(exc).splitlines()[0]}"))
+    return findings
+
+
+# -- plugins -------------------------------------------------------------------------
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _resolve(name: str) -> list[Any]:
+    infos = get_hub().plugins()
+    matches = [i for i in infos if i.name == name]
+    if not matches:
+        matches = [i for i in infos if i.distribution and _normalize(i.distribution) == _normalize(name)]
+    if not matches:
+        known = ", ".join(f"{i.name} ({i.distribution or 'registered in-process'})" for i in infos)
+        raise PluginError(
+            f"no plugin or distribution named {name!r} is installed; known plugins: "
+            f"{known or 'none'}. Install it first (pip install -e <project>)"
+        )
+    return matches
+
+
+def _check_distribution(findings: list[Finding], info: Any) -> None:
+    try:
+        requires = metadata.distribution(info.distribution).requires or []
+    except metadata.PackageNotFoundError:
+        return
+    from packaging.requirements import Requirement
+
+    ranges = [r for r in map(Requirement, requires)
+              if _normalize(r.name) == "gluon-hub" and r.marker is None and r.specifier]
+    if not ranges:
+        findings.append(Finding(WARNING, f"distribution {info.distribution!r}", "packaging",
+                                "does not depend on gluon-hub with a version range; add "
+                                "'gluon-hub~=X.Y' to its dependencies so the hub can tell "
+                                "whether it is compatible before importing it"))
+
+
+def check_plugin(
+    name: str,
+    *,
+    pattern: str | None = None,
+    limit: int | None = None,
+    build_models: bool = True,
+    batch_size: int = 1,
+    free_dim: int = 16,
+    check_weights: bool = False,
+    root: str | None = None,
+) -> Report:
+    """Check one installed (or in-process registered) plugin and return the findings.
+
+    Parameters
+    ----------
+    name : the plugin's name (its entry-point name) or its distribution's name.
+    pattern : only check entries whose name matches this shell-style pattern.
+    limit : build at most this many models (metadata is still checked for all).
+    build_models : ``False`` checks metadata only, without importing model code.
+    batch_size, free_dim : the example batch; ``free_dim`` fills free (``None``) axes.
+    check_weights : also download every weight file (through the cache, into ``root``)
+        and load it into the model.
+
+    Examples
+    --------
+    >>> from gluon_hub.testing import check_plugin
+    >>> check_plugin("contrib", pattern="textcnn_rand").ok
+    True
+    """
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    infos = _resolve(name)
+    hub = get_hub()
+    report = Report(plugin=", ".join(i.name for i in infos), distribution=infos[0].distribution)
+    plugin_names = {i.name for i in infos}
+    for info in infos:
+        if info.status != LOADED:
+            report.findings.append(Finding(ERROR, f"plugin {info.name!r}", "load",
+                                           f"{info.status}: {info.error}"))
+        if info.distribution:
+            _check_distribution(report.findings, info)
+    for (kind, plugin), error in sorted(hub.manager.hook_errors.items()):
+        if plugin in plugin_names:
+            report.findings.append(Finding(ERROR, f"plugin {plugin!r}", "hook", error))
+    specs = _plugin_specs(report, plugin_names, pattern)
+    report.findings += check_specs(specs, import_factories=build_models)
+    if build_models:
+        # a model whose factory cannot be imported or called has already been reported
+        unbuildable = {f.subject for f in report.findings if f.check == "factory"}
+        models = [s for s in specs if isinstance(s, ModelSpec) and _subject(s) not in unbuildable]
+        _build_models(report, models, limit, batch_size, free_dim, check_weights, root)
+    elif check_weights:
+        for spec in specs:
+            if isinstance(spec, ModelSpec) and spec.weights:
+                report.findings += check_weight_files(spec, root=root)
+                report.checked["weights"] = report.checked.get("weights", 0) + len(spec.weights)
+    return report
+
+
+def _plugin_specs(report: Report, plugin_names: set[str], pattern: str | None) -> list[Any]:
+    hub = get_hub()
+    specs: list[Any] = []
+    for kind in hub.manager.HOOK_KINDS:
+        hub.catalog(kind)  # discovers plugins and calls the hooks
+        others: dict[str, list[str]] = {}
+        for spec in hub.manager.specs(kind):
+            if spec.plugin not in plugin_names:
+                others.setdefault(spec.name.lower(), []).append(spec.plugin)
+        mine = [s for s in hub.manager.specs(kind) if s.plugin in plugin_names]
+        if pattern:
+            mine = [s for s in mine if fnmatch.fnmatch(s.name.lower(), pattern.lower())]
+        for spec in mine:
+            if spec.name.lower() in others:
+                report.findings.append(Finding(
+                    WARNING, _subject(spec), "name",
+                    f"also provided by plugin(s) {', '.join(sorted(others[spec.name.lower()]))}; "
+                    f"users must write {spec.qualified_name!r}"))
+        if mine:
+            report.checked[kind] = len(mine)
+        specs += mine
+    if not specs:
+        where = f" matching {pattern!r}" if pattern else ""
+        report.findings.append(Finding(WARNING, f"plugin {report.plugin!r}", "specs",
+                                       f"provides no models, datasets, losses or commands{where}"))
+    return specs
+
+
+def _build_models(
+    report: Report, models: list[ModelSpec], limit: int | None, batch_size: int, free_dim: int,
+    check_weights: bool, root: str | None,
+) -> None:
+    chosen = models if limit is None else models[:limit]
+    built = 0
+    for spec in chosen:
+        findings, net = check_model(spec, batch_size=batch_size, free_dim=free_dim)
+        report.findings += findings
+        built += net is not None
+        if check_weights and spec.weights:
+            report.findings += check_weight_files(spec, net=net, root=root)
+            report.checked["weights"] = report.checked.get("weights", 0) + len(spec.weights)
+    report.checked["built"] = built
+
+
+def assert_plugin_conforms(name: str, **options: Any) -> Report:
+    """Run :func:`check_plugin` and raise ``AssertionError`` listing every error.
+
+    Meant for a plugin's own test suite; returns the report (warnings included) when the
+    plugin conforms. ``options`` are those of :func:`check_plugin`.
+    """
+    try:
+        report = check_plugin(name, **options)
+    except HubError as exc:
+        raise AssertionError(f"plugin {name!r} cannot be checked: {exc}") from exc
+    if not report.ok:
+        raise AssertionError(str(report))
+    return report
