@@ -191,6 +191,8 @@ class ModelSpec(_Spec):
     input: InputSpec | None = None
     output_shape: tuple[int | None, ...] | None = None
     weights: tuple[WeightVariant, ...] = ()
+    #: Parameters as papers count them: BatchNorm running statistics excluded
+    #: (see :func:`gluon_hub.testing.count_parameters`).
     num_params: int | None = None
     license: str = ""
     paper: str = ""

@@ -238,6 +238,17 @@ def _example_input(spec: ModelSpec, batch_size: int, free_dim: int) -> Any:
     return mx.nd.random.uniform(-1, 1, shape=shape, dtype=dtype)
 
 
+def count_parameters(net: Any) -> int:
+    """Parameters as papers count them: BatchNorm running statistics are state, not weights.
+
+    MXNet marks such state non-differentiable; frozen weights (``grad_req="null"``, such
+    as textCNN's static embedding) still count.
+    """
+    return sum(
+        p.data().size for p in net.collect_params().values() if getattr(p, "_differentiable", True)
+    )
+
+
 def _shape_matches(actual: tuple[int, ...], declared: tuple[int | None, ...]) -> bool:
     return len(actual) == len(declared) and all(d is None or a == d for a, d in zip(actual, declared))
 
@@ -283,7 +294,7 @@ def check_model(
                                 f"output shape {actual[1:]} (without the batch axis) differs "
                                 f"from the declared output_shape {spec.output_shape}"))
     if spec.num_params is not None:
-        count = sum(p.data().size for p in net.collect_params().values())
+        count = count_parameters(net)
         if count != spec.num_params:
             findings.append(Finding(ERROR, subject, "num-params",
                                     f"the built model has {count:,} parameters, the spec "
