@@ -351,6 +351,8 @@ def _resolve(name: str) -> list[Any]:
 
 
 def _check_distribution(findings: list[Finding], info: Any) -> None:
+    if info.distribution is None or _normalize(info.distribution) == "gluon-hub":
+        return  # in-process plugins have no metadata; the core's own plugin is the core
     try:
         requires = metadata.distribution(info.distribution).requires or []
     except metadata.PackageNotFoundError:
