@@ -1,0 +1,123 @@
+"""Layers and builders shared by several families.
+
+Parameter names follow from attribute names and positions inside ``HybridSequential``
+containers, so the helpers here add layers in a fixed order: changing the order would
+change the names that GluonCV's published ``.params`` files use.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from gluon_hub.compat import mx
+
+nn = mx.gluon.nn
+HybridBlock = mx.gluon.HybridBlock
+BatchNorm = nn.BatchNorm
+
+
+def make_norm(norm_layer: Callable[..., HybridBlock], norm_kwargs: dict | None, **options: Any):
+    """A normalization layer; ``norm_kwargs`` (for example SyncBatchNorm's) win over options."""
+    return norm_layer(**{**options, **(norm_kwargs or {})})
+
+
+class ReLU6(HybridBlock):
+    """``min(max(x, 0), 6)``."""
+
+    def hybrid_forward(self, F, x):
+        return F.clip(x, 0, 6)
+
+
+class HardSigmoid(HybridBlock):
+    """``relu6(x + 3) / 6``, the piecewise-linear sigmoid of MobileNetV3."""
+
+    def hybrid_forward(self, F, x):
+        return F.clip(x + 3.0, 0, 6) / 6.0
+
+
+class HardSwish(HybridBlock):
+    """``x * hard_sigmoid(x)``."""
+
+    def hybrid_forward(self, F, x):
+        return x * (F.clip(x + 3.0, 0, 6) / 6.0)
+
+
+def activation(name: str) -> HybridBlock:
+    """A parameter-free activation block by name."""
+    if name == "relu6":
+        return ReLU6()
+    if name == "hard_swish":
+        return HardSwish()
+    if name == "hard_sigmoid":
+        return HardSigmoid()
+    if name == "leaky":
+        return nn.LeakyReLU(0.1)
+    return nn.Activation(name)
+
+
+def add_conv_norm(
+    seq: Any,
+    channels: int,
+    kernel_size: int | tuple[int, int],
+    strides: int = 1,
+    padding: int | tuple[int, int] = 0,
+    groups: int = 1,
+    act: str | None = "relu",
+    norm_layer: Callable[..., HybridBlock] = BatchNorm,
+    norm_kwargs: dict | None = None,
+    norm_options: dict | None = None,
+) -> Any:
+    """Append a bias-free convolution, a normalization and an optional activation to ``seq``."""
+    seq.add(nn.Conv2D(channels, kernel_size, strides, padding, groups=groups, use_bias=False))
+    seq.add(make_norm(norm_layer, norm_kwargs, **(norm_options or {})))
+    if act is not None:
+        seq.add(activation(act))
+    return seq
+
+
+def conv_norm(channels: int, kernel_size: int | tuple[int, int], **options: Any) -> Any:
+    """A new ``HybridSequential`` holding conv, norm and activation (see :func:`add_conv_norm`)."""
+    return add_conv_norm(nn.HybridSequential(prefix=""), channels, kernel_size, **options)
+
+
+def add_deep_stem(seq: Any, stem_width: int, norm_layer: Callable[..., HybridBlock],
+                  norm_kwargs: dict | None) -> Any:
+    """Append the three-3x3-convolution stem of ResNet-C/D and ResNeXt-E; its last conv has no norm."""
+    add_conv_norm(seq, stem_width, 3, 2, 1, norm_layer=norm_layer, norm_kwargs=norm_kwargs)
+    add_conv_norm(seq, stem_width, 3, 1, 1, norm_layer=norm_layer, norm_kwargs=norm_kwargs)
+    seq.add(nn.Conv2D(stem_width * 2, 3, 1, 1, use_bias=False))
+    return seq
+
+
+def projection(channels: int, strides: int, avg_down: bool, norm_layer: Callable[..., HybridBlock],
+               norm_kwargs: dict | None, in_channels: int = 0) -> Any:
+    """The projection shortcut of a residual block: 1x1 conv and norm, average-pooled first
+    (ResNet-D) when ``avg_down``, so the strided 1x1 conv does not skip three pixels in four."""
+    seq = nn.HybridSequential(prefix="")
+    if avg_down:
+        seq.add(nn.AvgPool2D(pool_size=strides, strides=strides, ceil_mode=True,
+                             count_include_pad=False))
+        seq.add(nn.Conv2D(channels, 1, 1, use_bias=False, in_channels=in_channels))
+    else:
+        seq.add(nn.Conv2D(channels, 1, strides, use_bias=False, in_channels=in_channels))
+    seq.add(make_norm(norm_layer, norm_kwargs))
+    return seq
+
+
+def add_imagenet_stem(seq: Any, norm_layer: Callable[..., HybridBlock], norm_kwargs: dict | None,
+                      deep_stem: bool = False, stem_width: int = 64) -> Any:
+    """Append the ImageNet stem (7x7/2 conv or deep stem, norm, relu, 3x3/2 max-pool)."""
+    if deep_stem:
+        add_deep_stem(seq, stem_width, norm_layer, norm_kwargs)
+    else:
+        seq.add(nn.Conv2D(64, 7, 2, 3, use_bias=False))
+    seq.add(make_norm(norm_layer, norm_kwargs))
+    seq.add(nn.Activation("relu"))
+    seq.add(nn.MaxPool2D(3, 2, 1))
+    return seq
+
+
+def check_choice(what: str, value: Any, choices: Any) -> None:
+    """Raise ValueError naming the accepted values when ``value`` is not one of them."""
+    if value not in choices:
+        raise ValueError(f"{what} must be one of {sorted(choices)}, got {value!r}")

@@ -1,0 +1,159 @@
+"""ResNet V1b and its tweaks c, d, e, s ("Bag of Tricks for Image Classification",
+arXiv:1812.01187), with GluonCV 0.10's parameter layout.
+
+- ``b``: the stride sits on the 3x3 convolution of the bottleneck, not on the first 1x1.
+- ``c``: the 7x7 stem becomes three 3x3 convolutions (width 32, then 64).
+- ``d``: ``c`` plus average pooling before the 1x1 projection shortcut.
+- ``e``: ``d`` with a stem of width 64.
+- ``s``: ``c`` with a stem of width 64.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ._common import BatchNorm, HybridBlock, add_deep_stem, check_choice, make_norm, nn, projection
+
+__all__ = ["BasicBlockV1b", "BottleneckV1b", "ResNetV1b", "resnet_v1b", "VARIANTS"]
+
+#: variant -> (deep_stem, avg_down, stem_width)
+VARIANTS = {
+    "b": (False, False, 32),
+    "c": (True, False, 32),
+    "d": (True, True, 32),
+    "e": (True, True, 64),
+    "s": (True, False, 64),
+}
+
+_LAYERS = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3], 101: [3, 4, 23, 3], 152: [3, 8, 36, 3]}
+
+
+class _BlockV1b(HybridBlock):
+    """``relu(body(x) + shortcut(x))`` with the body as named layers ``conv1, bn1, ...``."""
+
+    expansion = 1
+
+    def __init__(self, planes: int, strides: int, downsample: Any, norm_layer: Callable[..., HybridBlock],
+                 norm_kwargs: dict | None, last_gamma: bool) -> None:
+        super().__init__()
+        kernels = [3, 3] if self.expansion == 1 else [1, 3, 1]
+        # the stride sits on the first 3x3 convolution: what "V1b" means
+        strided = kernels.index(3) + 1
+        for i, kernel in enumerate(kernels, 1):
+            last = i == len(kernels)
+            channels = planes * self.expansion if last else planes
+            stride = strides if i == strided else 1
+            setattr(self, f"conv{i}", nn.Conv2D(channels, kernel, stride, kernel // 2, use_bias=False))
+            options = {"gamma_initializer": "zeros"} if last and last_gamma else {}
+            setattr(self, f"bn{i}", make_norm(norm_layer, norm_kwargs, in_channels=channels, **options))
+            setattr(self, f"relu{i}", nn.Activation("relu"))
+        self._depth = len(kernels)
+        self.downsample = downsample
+
+    def hybrid_forward(self, F, x):
+        out = x
+        for i in range(1, self._depth + 1):
+            out = getattr(self, f"bn{i}")(getattr(self, f"conv{i}")(out))
+            if i < self._depth:
+                out = getattr(self, f"relu{i}")(out)
+        residual = self.downsample(x) if self.downsample is not None else x
+        return getattr(self, f"relu{self._depth}")(out + residual)
+
+
+class BasicBlockV1b(_BlockV1b):
+    """Two 3x3 convolutions, the first strided."""
+
+    expansion = 1
+
+
+class BottleneckV1b(_BlockV1b):
+    """1x1 reduce, strided 3x3, 1x1 expand by 4."""
+
+    expansion = 4
+
+
+class ResNetV1b(HybridBlock):
+    """ResNet V1b-style network: stem, four stages, global pool, optional dropout, classifier."""
+
+    def __init__(self, block: type, layers: list[int], classes: int = 1000, deep_stem: bool = False,
+                 stem_width: int = 32, avg_down: bool = False, final_drop: float = 0.0,
+                 last_gamma: bool = False, use_global_stats: bool = False,
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+                 prefix: str | None = None) -> None:
+        super().__init__(prefix=prefix)
+        norm_kwargs = dict(norm_kwargs or {})
+        if use_global_stats:
+            norm_kwargs["use_global_stats"] = True
+        stem_channels = stem_width * 2 if deep_stem else 64
+        with self.name_scope():
+            if deep_stem:
+                self.conv1 = add_deep_stem(nn.HybridSequential(prefix="conv1"), stem_width,
+                                           norm_layer, norm_kwargs)
+            else:
+                self.conv1 = nn.Conv2D(64, 7, 2, 3, use_bias=False)
+            self.bn1 = make_norm(norm_layer, norm_kwargs, in_channels=stem_channels)
+            self.relu = nn.Activation("relu")
+            self.maxpool = nn.MaxPool2D(pool_size=3, strides=2, padding=1)
+            in_channels = stem_channels
+            for i, (planes, num_blocks) in enumerate(zip([64, 128, 256, 512], layers), 1):
+                stage = self._make_layer(i, block, planes, num_blocks, 1 if i == 1 else 2, in_channels,
+                                         avg_down, last_gamma, norm_layer, norm_kwargs)
+                setattr(self, f"layer{i}", stage)
+                in_channels = planes * block.expansion
+            self.avgpool = nn.GlobalAvgPool2D()
+            self.flat = nn.Flatten()
+            self.drop = nn.Dropout(final_drop) if final_drop > 0.0 else None
+            self.fc = nn.Dense(in_units=512 * block.expansion, units=classes)
+
+    @staticmethod
+    def _make_layer(stage_index: int, block: type, planes: int, num_blocks: int, strides: int,
+                    in_channels: int, avg_down: bool, last_gamma: bool, norm_layer, norm_kwargs):
+        out_channels = planes * block.expansion
+        downsample = None
+        if strides != 1 or in_channels != out_channels:
+            downsample = projection(out_channels, strides, avg_down, norm_layer, norm_kwargs)
+        stage = nn.HybridSequential(prefix=f"layers{stage_index}_")
+        with stage.name_scope():
+            stage.add(block(planes, strides, downsample, norm_layer, norm_kwargs, last_gamma))
+            for _ in range(num_blocks - 1):
+                stage.add(block(planes, 1, None, norm_layer, norm_kwargs, last_gamma))
+        return stage
+
+    def hybrid_forward(self, F, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        x = self.flat(self.avgpool(x))
+        if self.drop is not None:
+            x = self.drop(x)
+        return self.fc(x)
+
+
+def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_drop: float = 0.0,
+               last_gamma: bool = False, use_global_stats: bool = False,
+               norm_layer: Callable[..., HybridBlock] = BatchNorm,
+               norm_kwargs: dict | None = None) -> ResNetV1b:
+    """ResNet V1b/c/d/e/s with 18, 34, 50, 101 or 152 layers.
+
+    Parameters
+    ----------
+    num_layers : depth, one of 18, 34, 50, 101, 152.
+    variant : ``"b"``, ``"c"``, ``"d"``, ``"e"`` or ``"s"`` (see the module docstring).
+    classes : size of the classifier output.
+    final_drop : dropout rate before the classifier.
+    last_gamma : start each block's last norm scale at zero.
+    use_global_stats : freeze batch-norm statistics (fine-tuning with small batches).
+    norm_layer, norm_kwargs : normalization class and its extra arguments.
+
+    Examples
+    --------
+    >>> net = resnet_v1b(50, "d", classes=10)
+    >>> net.fc._units
+    10
+    """
+    check_choice("num_layers", num_layers, _LAYERS)
+    check_choice("variant", variant, VARIANTS)
+    deep_stem, avg_down, stem_width = VARIANTS[variant]
+    block = BasicBlockV1b if num_layers < 50 else BottleneckV1b
+    return ResNetV1b(block, _LAYERS[num_layers], classes, deep_stem, stem_width, avg_down, final_drop,
+                     last_gamma, use_global_stats, norm_layer, norm_kwargs,
+                     prefix=f"resnetv1{variant}_")

@@ -1,0 +1,89 @@
+"""The registry entries of gluon-cv-core say true things about the models they build."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+MODELS = gluon_hub.list_models(plugin="cv")
+
+
+def _symbolic_build(name: str):
+    """Our model applied to a symbol: shapes come from inference, nothing is allocated."""
+    spec = gluon_hub.info(name)
+    module, _, attr = spec.factory.partition(":")
+    net = getattr(importlib.import_module(module), attr)(**spec.kwargs)
+    out = net(mx.sym.var("data"))
+    arg_shapes, out_shapes, _ = out.infer_shape(data=(1, *spec.input.shape))
+    return spec, net, dict(zip(out.list_arguments(), arg_shapes)), out_shapes[0]
+
+
+def test_the_zoo_has_every_family() -> None:
+    assert len(MODELS) == 81
+    assert {"resnet50_v1d", "mobilenet1.0", "inceptionv3", "cifar_wideresnet40_8"} <= set(MODELS)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_num_params_and_output_shape_match_the_built_model(name: str) -> None:
+    spec, net, shapes, out_shape = _symbolic_build(name)
+    learnable = [p.name for p in net.collect_params().values() if p.grad_req != "null"]
+    assert sum(int(np.prod(shapes[p])) for p in learnable) == spec.num_params
+    assert tuple(out_shape) == (1, *spec.output_shape)
+
+
+@pytest.mark.parametrize("name", [n for n in MODELS if gluon_hub.info(n).pretrained])
+def test_weights_name_the_file_gluoncv_publishes(name: str) -> None:
+    from gluoncv.model_zoo import model_store  # test-only reference
+
+    variant = gluon_hub.info(name).weight()
+    sha1 = model_store._model_sha1[name]
+    assert variant.file.hash == f"sha1:{sha1}"
+    assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
+    assert variant.file.extract == f"{name}-{sha1[:8]}.params"
+
+
+def test_labels_have_one_name_per_class() -> None:
+    seen = set()
+    for name in MODELS:
+        spec = gluon_hub.info(name)
+        if spec.input.labels in seen:
+            continue
+        seen.add(spec.input.labels)
+        module, _, attr = spec.input.labels.partition(":")
+        labels = getattr(importlib.import_module(module), attr)
+        # ImageNet's short names repeat ("crane" the bird and the machine); synsets do not
+        assert len(labels) == spec.input.num_classes and all(labels)
+    assert seen == {"gluon_cv_core.labels:IMAGENET1K_LABELS", "gluon_cv_core.labels:CIFAR10_LABELS"}
+    from gluon_cv_core.labels import IMAGENET1K_SYNSETS
+
+    assert len(set(IMAGENET1K_SYNSETS)) == 1000
+
+
+def test_listing_imports_neither_mxnet_nor_model_code() -> None:
+    code = (
+        "import sys, gluon_hub\n"
+        "names = gluon_hub.list_models(plugin='cv')\n"
+        "gluon_hub.info('resnet50_v1d')\n"
+        "heavy = [m for m in sys.modules if m == 'mxnet' or m.startswith('gluon_cv_core.models')]\n"
+        "print(len(names), heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split(None, 1) == [str(len(MODELS)), "[]\n"]
+
+
+def test_factories_refuse_unknown_depths_and_variants() -> None:
+    from gluon_cv_core.models import cifar, resnet, resnetv1b
+
+    with pytest.raises(ValueError, match="num_layers must be one of"):
+        resnet.resnet_v1(42)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        resnetv1b.resnet_v1b(50, "z")
+    with pytest.raises(ValueError, match="6"):
+        cifar.cifar_resnet_v1(21)
