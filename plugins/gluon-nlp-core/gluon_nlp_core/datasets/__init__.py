@@ -1,0 +1,45 @@
+"""Text datasets: parsers of the published files, each a list-like, picklable dataset.
+
+Load them by name through the hub, from the cache or from a directory of your own files::
+
+    gluon_hub.load_dataset("squad", segment="dev", version="2.0")
+    gluon_hub.load_dataset("glue_sst2", segment="train", root="~/data/SST-2")
+
+=============  =======================================  ========================================
+name           segments                                 sample
+=============  =======================================  ========================================
+squad          train, dev (``version="1.1"``/``"2.0"``)  :class:`SQuADRecord` / :class:`SQuAD2Record`
+glue_sst2      train, dev, test                         ``[sentence, label]``
+glue_mrpc      train, dev, test                         ``[sentence1, sentence2, label]``
+glue_mnli      train, dev_matched, dev_mismatched,      ``[sentence1, sentence2, label]``
+               test_matched, test_mismatched
+trec           train, test                              ``[question, coarse_label_index]``
+iwslt2015      train, val, test                         ``(source, target)``
+wikitext2      train, val, test                         a token (``flatten=False``: a token list)
+wikitext103    train, val, test                         as wikitext2
+=============  =======================================  ========================================
+"""
+
+from __future__ import annotations
+
+from ._base import TextDataset
+from .glue import GlueMNLI, GlueMRPC, GlueSST2
+from .language_model import WikiText2, WikiText103
+from .squad import SQuAD, SQuAD2Record, SQuADRecord
+from .translation import IWSLT2015
+from .trec import TREC, TREC_CLASSES
+
+__all__ = [
+    "IWSLT2015",
+    "TREC",
+    "TREC_CLASSES",
+    "GlueMNLI",
+    "GlueMRPC",
+    "GlueSST2",
+    "SQuAD",
+    "SQuAD2Record",
+    "SQuADRecord",
+    "TextDataset",
+    "WikiText103",
+    "WikiText2",
+]

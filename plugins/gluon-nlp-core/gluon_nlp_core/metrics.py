@@ -1,0 +1,183 @@
+"""SQuAD exact match / F1 as the official evaluation scripts define them; GLUE accuracy and F1.
+
+SQuAD answers are compared after normalization: lower-case, drop ASCII punctuation, drop
+the articles *a*, *an*, *the*, collapse whitespace. F1 is over the bags of normalized
+tokens, and each question scores the best match over its gold answers. Version 2.0 adds
+unanswerable questions: their only gold answer is the empty string, which an empty
+prediction matches exactly (EM = F1 = 1) and anything else misses; gold answers that
+normalize to nothing are dropped first, as the 2.0 script does.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from typing import Hashable, Mapping, Sequence
+
+__all__ = [
+    "normalize_answer",
+    "squad_exact_match",
+    "squad_f1",
+    "squad_evaluate",
+    "accuracy",
+    "binary_f1",
+]
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_VERSIONS = ("1.1", "2.0")
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's answer normalization.
+
+    Examples
+    --------
+    >>> normalize_answer("The  Denver Broncos!")
+    'denver broncos'
+    """
+    text = text.lower().translate(_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def _check_version(version: str) -> None:
+    if version not in _VERSIONS:
+        raise ValueError(f"SQuAD version must be one of {_VERSIONS}, got {version!r}")
+
+
+def squad_exact_match(prediction: str, gold: str) -> float:
+    """1.0 when prediction and gold answer are equal after normalization, else 0.0."""
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def squad_f1(prediction: str, gold: str, version: str = "2.0") -> float:
+    """Token-bag F1 of one prediction against one gold answer.
+
+    With ``version="2.0"`` two empty (normalized) answers agree (1.0); version 1.1's script
+    scores any pair without a common token 0.0.
+
+    Examples
+    --------
+    >>> round(squad_f1("the Denver Broncos", "Denver Broncos team"), 4)
+    0.8
+    """
+    _check_version(version)
+    pred = normalize_answer(prediction).split()
+    truth = normalize_answer(gold).split()
+    if version == "2.0" and (not pred or not truth):
+        return float(pred == truth)
+    common = sum((Counter(pred) & Counter(truth)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(truth)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _gold_answers(answers: Sequence[str], version: str) -> list[str]:
+    if version == "2.0":
+        kept = [a for a in answers if normalize_answer(a)]
+        return kept or [""]
+    if not answers:
+        raise ValueError("SQuAD 1.1 has no unanswerable questions: every question needs an answer")
+    return list(answers)
+
+
+def squad_evaluate(
+    references: Mapping[str, Sequence[str]],
+    predictions: Mapping[str, str],
+    version: str = "2.0",
+) -> dict[str, float]:
+    """Exact match and F1 (in percent) over a set of questions.
+
+    Parameters
+    ----------
+    references : question id -> gold answer texts; an empty list marks an unanswerable
+        (SQuAD 2.0) question.
+    predictions : question id -> predicted text (``""`` predicts "no answer"). A question
+        without a prediction scores 0.
+    version : ``"1.1"`` or ``"2.0"``, the evaluation script to follow.
+
+    Returns
+    -------
+    ``{"exact_match", "f1", "total"}``, plus for 2.0 the same over answerable
+    (``HasAns_*``) and unanswerable (``NoAns_*``) questions, where there are any.
+
+    Examples
+    --------
+    >>> refs = {"q1": ["Denver Broncos", "the Broncos"], "q2": []}
+    >>> scores = squad_evaluate(refs, {"q1": "Broncos", "q2": ""})
+    >>> scores["exact_match"], scores["f1"], scores["HasAns_total"], scores["NoAns_f1"]
+    (100.0, 100.0, 1, 100.0)
+    """
+    _check_version(version)
+    exact: dict[str, float] = {}
+    f1: dict[str, float] = {}
+    for qid, answers in references.items():
+        golds = _gold_answers(answers, version)
+        if qid not in predictions:
+            exact[qid] = f1[qid] = 0.0
+            continue
+        pred = predictions[qid]
+        exact[qid] = max(squad_exact_match(pred, g) for g in golds)
+        f1[qid] = max(squad_f1(pred, g, version) for g in golds)
+    result = _summary(exact, f1, list(references))
+    if version == "2.0":
+        # The 2.0 script splits on whether the question lists answers at all.
+        has_answer = [q for q, a in references.items() if a]
+        no_answer = [q for q, a in references.items() if not a]
+        for prefix, qids in (("HasAns_", has_answer), ("NoAns_", no_answer)):
+            if qids:
+                result.update({prefix + k: v for k, v in _summary(exact, f1, qids).items()})
+    return result
+
+
+def _summary(
+    exact: Mapping[str, float], f1: Mapping[str, float], qids: Sequence[str]
+) -> dict[str, float]:
+    total = len(qids)
+    if total == 0:
+        return {"exact_match": 0.0, "f1": 0.0, "total": 0}
+    return {
+        "exact_match": 100.0 * sum(exact[q] for q in qids) / total,
+        "f1": 100.0 * sum(f1[q] for q in qids) / total,
+        "total": total,
+    }
+
+
+def _paired(predictions: Sequence[Hashable], labels: Sequence[Hashable]) -> None:
+    if len(predictions) != len(labels):
+        raise ValueError(f"{len(predictions)} predictions for {len(labels)} labels")
+    if not labels:
+        raise ValueError("no labels to score")
+
+
+def accuracy(predictions: Sequence[Hashable], labels: Sequence[Hashable]) -> float:
+    """Fraction of predictions equal to their label (GLUE SST-2, MNLI, MRPC ...).
+
+    Examples
+    --------
+    >>> accuracy([1, 0, 1, 1], [1, 1, 1, 0])
+    0.5
+    """
+    _paired(predictions, labels)
+    return sum(p == t for p, t in zip(predictions, labels)) / len(labels)
+
+
+def binary_f1(
+    predictions: Sequence[Hashable], labels: Sequence[Hashable], positive: Hashable = 1
+) -> float:
+    """F1 of the positive class (GLUE MRPC and QQP report it); 0.0 when nothing is positive.
+
+    Examples
+    --------
+    >>> round(binary_f1([1, 1, 0, 0], [1, 0, 1, 0]), 4)
+    0.5
+    """
+    _paired(predictions, labels)
+    tp = sum(p == positive and t == positive for p, t in zip(predictions, labels))
+    fp = sum(p == positive and t != positive for p, t in zip(predictions, labels))
+    fn = sum(p != positive and t == positive for p, t in zip(predictions, labels))
+    if tp == 0:
+        return 0.0
+    return 2 * tp / (2 * tp + fp + fn)
