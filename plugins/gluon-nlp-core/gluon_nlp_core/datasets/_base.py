@@ -81,12 +81,8 @@ def dataset_file(ref: FileRef, root: str | os.PathLike[str] | None, names: Seque
             f"{folder} holds none of {', '.join(names)}; put the dataset's files there "
             "or leave root unset to download them through the cache"
         )
-    try:
-        from gluon_hub.data.files import dataset_file as hub_dataset_file
-    except ImportError:
-        from gluon_hub import fetch
+    from gluon_hub.data.files import dataset_file as hub_dataset_file
 
-        return Path(fetch(ref))
     return Path(hub_dataset_file(ref, None))
 
 
