@@ -8,8 +8,9 @@ Timed: one call per sentence on both sides; ours both with a fresh tokenizer (it
 cache filling as it goes, "cold") and on a second pass ("warm"). CPU time is the
 measure (the process is single-threaded, so it is the throughput without the noise of
 other load on the machine); wall time is printed too. The sides alternate and the
-medians are compared. Run:
-``.venv/bin/python bench/bench_wordpiece.py [--runs 5] [--sentences 10000]``.
+medians are compared. Ours runs its C extension when built; ``--python`` times the
+pure-Python fallback instead. Run:
+``.venv/bin/python bench/bench_wordpiece.py [--runs 5] [--sentences 10000] [--python]``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import gluon_hub.compat  # noqa: F401  (numpy aliases for gluonnlp's mxnet impor
 import gluonnlp
 
 from gluon_nlp_core.text import BERT_SPECIAL_TOKENS, BERTBasicTokenizer, BERTTokenizer, Vocab, count_tokens
+from gluon_nlp_core.text import _bert_fast
 
 _SYLLABLES = "ka to ri shu men ber gar la vo in ex ter pre con ing tion al ly ous est ment".split()
 _EXTRA = ["é", "ü", "ñ", "ø", "中", "文", "字"]
@@ -58,6 +60,15 @@ def _vocab_tokens(rng: random.Random) -> list[str]:
     return special + sorted(set(words + pieces) - set(special))
 
 
+def _ours(vocab: Vocab, python: bool) -> BERTTokenizer:
+    tokenizer = BERTTokenizer(vocab, lower=True)
+    if python:  # what an install without a C compiler runs
+        tokenizer._engine = _bert_fast.wordpiece_engine(
+            vocab.token_to_idx, vocab.unknown_token, tokenizer.max_input_chars_per_word, native=False
+        )
+    return tokenizer
+
+
 def _timed(fn: Callable[[], object]) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     fn()
@@ -68,6 +79,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sentences", type=int, default=10_000)
+    parser.add_argument("--python", action="store_true", help="time the pure-Python fallback")
     args = parser.parse_args()
 
     rng = random.Random(0)
@@ -75,7 +87,7 @@ def main() -> None:
     sentences = [_sentence(rng) for _ in range(args.sentences)]
 
     our_vocab = Vocab.from_tokens(tokens, **BERT_SPECIAL_TOKENS)
-    ours = BERTTokenizer(our_vocab, lower=True)
+    ours = _ours(our_vocab, args.python)
     their_vocab = gluonnlp.vocab.BERTVocab(count_tokens(tokens[5:]))  # same token set
     if set(their_vocab.idx_to_token) != set(tokens):
         raise AssertionError("the two vocabularies hold different tokens")
@@ -89,11 +101,12 @@ def main() -> None:
     words = len({w for s in sentences for w in BERTBasicTokenizer()(s)})
     print(f"{len(sentences)} sentences, {n_pieces} word pieces ({unknown} [UNK]), {words} distinct "
           f"words, vocab {len(tokens)} tokens; tokens identical")
+    print(f"ours: {type(ours._engine).__module__}.{type(ours._engine).__name__}")
 
     results: dict[str, list[tuple[float, float]]] = {"gluonnlp": [], "ours cold": [], "ours warm": []}
     for _ in range(args.runs):  # alternate the sides so that drift hits both alike
         results["gluonnlp"].append(_timed(lambda: [theirs(s) for s in sentences]))
-        fresh = BERTTokenizer(our_vocab, lower=True)
+        fresh = _ours(our_vocab, args.python)
         results["ours cold"].append(_timed(lambda: [fresh(s) for s in sentences]))
         results["ours warm"].append(_timed(lambda: [fresh(s) for s in sentences]))
     base_cpu = statistics.median(t[0] for t in results["gluonnlp"])

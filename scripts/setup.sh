@@ -11,7 +11,9 @@ if ! "$PYTHON" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= 
 fi
 
 stamp=.venv/.gluon-hub-setup
-want=$(cat pyproject.toml plugins/*/pyproject.toml | sha256sum | cut -d' ' -f1)
+# Reinstall when packaging or compiled sources change (the nlp plugin builds a C extension).
+want=$(cat pyproject.toml plugins/*/pyproject.toml plugins/*/setup.py plugins/*/*/*/*.c 2>/dev/null \
+    | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     exit 0
 fi

@@ -1,17 +1,15 @@
 """Whitespace and BERT (basic + WordPiece) tokenizers, token-for-token GluonNLP 0.10's.
 
-The BERT tokenizers run exact fast tiers (:mod:`._bert_fast`) and remember each word's
-pieces; the output is always that of the reference algorithm (:mod:`._bert_reference`),
-which the tests check against GluonNLP itself.
+The BERT tokenizers run exact fast tiers (:mod:`._bert_fast`, in C where the extension
+is built) and remember each word's pieces; the output is always that of the reference
+algorithm (:mod:`._bert_reference`), which the tests check against GluonNLP itself.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Iterable, Sequence
 
-from ._bert_fast import CachedWordPiece, basic_tokenize_fast
-from ._bert_reference import wordpiece
+from ._bert_fast import basic_tokenize_fast, wordpiece_engine
 from .vocab import Vocab
 
 __all__ = ["WhitespaceTokenizer", "BERTBasicTokenizer", "BERTTokenizer"]
@@ -99,24 +97,21 @@ class BERTTokenizer:
         self.vocab = vocab
         self.lower = bool(lower)
         self.max_input_chars_per_word = max_input_chars_per_word
-        self._pieces = self._new_cache()
+        self._engine = self._new_engine()
 
-    def _new_cache(self) -> CachedWordPiece:
-        split = functools.partial(
-            wordpiece,
-            vocab=self.vocab.token_to_idx,
-            unknown_token=self.vocab.unknown_token,
-            max_chars=self.max_input_chars_per_word,
+    def _new_engine(self) -> Any:
+        return wordpiece_engine(
+            self.vocab.token_to_idx, self.vocab.unknown_token, self.max_input_chars_per_word
         )
-        return CachedWordPiece(split)
 
     def __call__(self, text: str) -> list[str]:
         """Word pieces of one text."""
-        return self._pieces.pieces(basic_tokenize_fast(text, self.lower))
+        return self._engine.tokenize(text, self.lower)
 
     def tokenize_batch(self, texts: Iterable[str]) -> list[list[str]]:
         """Word pieces of each text."""
-        return [self(text) for text in texts]
+        tokenize, lower = self._engine.tokenize, self.lower
+        return [tokenize(text, lower) for text in texts]
 
     def convert_tokens_to_ids(self, tokens: Sequence[str]) -> list[int]:
         """Indices of tokens in the vocabulary."""
@@ -128,11 +123,11 @@ class BERTTokenizer:
         return not token.startswith("##")
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_pieces"}
+        return {k: v for k, v in self.__dict__.items() if k != "_engine"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._pieces = self._new_cache()
+        self._engine = self._new_engine()
 
     def __repr__(self) -> str:
         return (
