@@ -1,0 +1,27 @@
+"""Vision data: preprocessing presets, image folders, CIFAR, and top-k accuracy.
+
+Importing this package imports mxnet; the plugin's entry point never does.
+"""
+
+from __future__ import annotations
+
+from .cifar import CIFAR10, CIFAR100
+from .folder import ImageFolderDataset, imagenet
+from .images import read_image
+from .metrics import TopKAccuracy, topk_correct
+from .transforms import Geometry, RandomPadCrop, eval_transform, geometry, train_transform
+
+__all__ = [
+    "CIFAR10",
+    "CIFAR100",
+    "Geometry",
+    "ImageFolderDataset",
+    "RandomPadCrop",
+    "TopKAccuracy",
+    "eval_transform",
+    "geometry",
+    "imagenet",
+    "read_image",
+    "topk_correct",
+    "train_transform",
+]
