@@ -37,6 +37,14 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _FACTORY_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
+def _freeze(spec: Any, field_name: str) -> None:
+    """Store a sequence field as a tuple, so that a spec can be neither changed nor shared
+    mutably; most plugins already pass tuples, which are kept as they are (listing cost)."""
+    value = getattr(spec, field_name)
+    if type(value) is not tuple:
+        object.__setattr__(spec, field_name, tuple(value))
+
+
 def _check_name(kind: str, name: str) -> None:
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise ValueError(
@@ -80,7 +88,7 @@ class FileRef:
             raise ValueError(f"file {self.hash}: give a filename (for mirrors) or urls")
         if self.filename and (self.filename.startswith("/") or ".." in self.filename.split("/")):
             raise ValueError(f"filename {self.filename!r} must be a relative path inside a mirror")
-        object.__setattr__(self, "urls", tuple(self.urls))
+        _freeze(self, "urls")
 
     @property
     def algorithm(self) -> str:
@@ -127,7 +135,7 @@ class WeightVariant:
 
     def __post_init__(self) -> None:
         _check_name("weight tag", self.tag)
-        object.__setattr__(self, "metrics", tuple(self.metrics))
+        _freeze(self, "metrics")
 
 
 @dataclass(frozen=True)
@@ -150,9 +158,8 @@ class InputSpec:
 
     def __post_init__(self) -> None:
         for name in ("shape", "mean", "std"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, tuple(value))
+            if getattr(self, name) is not None:
+                _freeze(self, name)
 
 
 @dataclass(frozen=True)
@@ -202,10 +209,10 @@ class ModelSpec(_Spec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "weights", tuple(self.weights))
-        object.__setattr__(self, "tags", tuple(self.tags))
+        _freeze(self, "weights")
+        _freeze(self, "tags")
         if self.output_shape is not None:
-            object.__setattr__(self, "output_shape", tuple(self.output_shape))
+            _freeze(self, "output_shape")
         tags = [w.tag for w in self.weights]
         if len(set(tags)) != len(tags):
             raise ValueError(f"model {self.name!r}: weight tags repeat: {tags}")
@@ -246,8 +253,8 @@ class DatasetSpec(_Spec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "segments", tuple(self.segments))
-        object.__setattr__(self, "files", tuple(self.files))
+        _freeze(self, "segments")
+        _freeze(self, "files")
 
 
 @dataclass(frozen=True)
