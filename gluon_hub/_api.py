@@ -65,7 +65,8 @@ def load(
     name : a model name, or ``plugin/name`` where several plugins provide it.
     pretrained : ``False`` for random initialisation, ``True`` for the default published
         weights, or a weight tag (see ``info(name).weights``). Weights come through the
-        hash-verified cache.
+        hash-verified cache; the factory arguments a variant needs (its ``kwargs``) are
+        applied before yours.
     ctx : an ``mxnet.Context`` or a list of them; default ``mx.cpu()``.
     root : cache directory to use instead of the default (``GLUON_HUB_HOME``).
     **kwargs : passed to the model's factory; unknown ones are refused with the list of
@@ -78,7 +79,8 @@ def load(
     owner = f"model {spec.qualified_name!r}"
     contexts = _contexts(ctx)
     factory = import_object(spec.factory, owner)
-    net = call_with_checked_kwargs(factory, owner, spec.kwargs, kwargs)
+    defaults = spec.kwargs if variant is None else {**spec.kwargs, **variant.kwargs}
+    net = call_with_checked_kwargs(factory, owner, defaults, kwargs)
     if variant is None:
         net.initialize(ctx=contexts)
     else:
@@ -162,8 +164,9 @@ def search(query: str, kind: str = "models") -> list[dict[str, Any]]:
     """Entries of the installed plugins and of the registry index matching ``query``.
 
     Each row says whether the entry is installed and, if not, which distribution to
-    ``pip install``. Every word of the query must appear in the name, task, description,
-    tags or plugin name.
+    ``pip install``; ``status`` says why an entry of an installed plugin is not usable
+    (its plugin is disabled, failed or incompatible). Every word of the query must appear
+    in the name, task, description, tags or plugin name.
     """
     hub = get_hub()
     words = query.lower().split()
@@ -183,14 +186,17 @@ def search(query: str, kind: str = "models") -> list[dict[str, Any]]:
                 **entry,
                 "distribution": info_.distribution if info_ else None,
                 "installed": True,
+                "status": "loaded",
             }
     index = hub.index()
     for entry in index.entries(kind):
         qualified = f"{entry['plugin']}/{entry['name']}"
         if qualified not in rows and matches(entry):
+            info_ = hub.manager.info(entry["plugin"])
             rows[qualified] = {
                 **entry,
                 "distribution": index.distribution(entry["plugin"]),
-                "installed": False,
+                "installed": info_ is not None,
+                "status": info_.status if info_ else "not installed",
             }
     return [rows[k] for k in sorted(rows, key=str.lower)]

@@ -12,7 +12,14 @@ import fnmatch
 import re
 from typing import Any, Callable
 
-from .errors import AmbiguousNameError, PluginError, PluginNotInstalledError, UnknownNameError
+from . import _env
+from .errors import (
+    AmbiguousNameError,
+    IndexFormatError,
+    PluginError,
+    PluginNotInstalledError,
+    UnknownNameError,
+)
 
 _SINGULAR = {
     "models": "model",
@@ -42,19 +49,30 @@ class Catalog:
         for spec in specs:
             key = spec.qualified_name.lower()
             if key in self._by_qualified:
-                self._duplicates[key] = (
+                error = (
                     f"plugin {spec.plugin!r} registers the {_SINGULAR[kind]} {spec.name!r} "
                     "more than once; report this to the plugin's authors"
                 )
+                if _env.strict_plugins():
+                    raise PluginError(error)
+                self._duplicates[key] = error
                 continue
             self._by_qualified[key] = spec
             self._by_bare.setdefault(spec.name.lower(), []).append(key)
 
     def __iter__(self):
-        return iter(self._by_qualified.values())
+        """The usable specs: a name its plugin registered twice is left out."""
+        return (s for k, s in self._by_qualified.items() if k not in self._duplicates)
 
     def __len__(self) -> int:
-        return len(self._by_qualified)
+        return len(self._by_qualified) - len(self._duplicates)
+
+    def duplicate_errors(self) -> dict[str, list[str]]:
+        """Errors about names registered twice, by plugin, for ``plugins()`` to show."""
+        errors: dict[str, list[str]] = {}
+        for key, error in self._duplicates.items():
+            errors.setdefault(self._by_qualified[key].plugin, []).append(error)
+        return errors
 
     def get(self, name: str) -> Any:
         """The spec for ``name`` or ``plugin/name``; raises with the fix when there is none."""
@@ -82,7 +100,11 @@ class Catalog:
 
     def _raise_missing(self, name: str, bare: str, plugin: str | None) -> None:
         what = _SINGULAR[self.kind]
-        indexed = self._index_lookup(self.kind, bare)
+        try:
+            indexed = self._index_lookup(self.kind, bare)
+            index_note = ""
+        except IndexFormatError as exc:  # keep the "unknown name" error; say why no hint
+            indexed, index_note = None, f"; the registry index could not be read: {exc}"
         if indexed is not None and (plugin is None or plugin == indexed["plugin"].lower()):
             error = self._plugin_errors(indexed["plugin"])
             if error is not None:
@@ -103,7 +125,7 @@ class Catalog:
         hint = f"; did you mean: {', '.join(close)}?" if close else ""
         raise UnknownNameError(
             f"no {what} named {name!r}{hint} (gluon-hub list or gluon-hub search shows "
-            "what is available)"
+            f"what is available){index_note}"
         )
 
     def select(self, pattern: str | None = None, plugin: str | None = None, **equal: Any) -> list[Any]:

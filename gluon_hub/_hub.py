@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from . import _env, _index
 from ._catalog import Catalog
 from ._manager import LOADED, PluginManager
-from .errors import IndexFormatError
 
 
 class Hub:
@@ -22,10 +22,17 @@ class Hub:
         self._index_location: str | None = None
 
     def _ensure_discovered(self) -> None:
-        if not self._discovered:
-            self._discovered = True
-            if self._autoload:
+        if self._discovered:
+            return
+        if self._autoload:
+            try:
                 self.manager.load_entry_points()
+            except BaseException:
+                # Strict mode raised part-way: start afresh next time rather than answer
+                # from a half-discovered set of plugins.
+                self.manager = PluginManager()
+                raise
+        self._discovered = True
 
     def catalog(self, kind: str) -> Catalog:
         self._ensure_discovered()
@@ -37,9 +44,16 @@ class Hub:
 
     def plugins(self):
         self._ensure_discovered()
+        duplicates: dict[str, list[str]] = {}
         for kind in self.manager.HOOK_KINDS:  # calling the hooks may mark a plugin failed
-            self.catalog(kind)
-        return self.manager.infos()
+            for plugin, errors in self.catalog(kind).duplicate_errors().items():
+                duplicates.setdefault(plugin, []).extend(errors)
+        infos = self.manager.infos()
+        return [
+            dataclasses.replace(i, error="; ".join(filter(None, [i.error, *duplicates[i.name]])))
+            if i.name in duplicates else i
+            for i in infos
+        ]
 
     def register(self, plugin: Any, name: str | None = None, **meta: Any):
         self._ensure_discovered()
@@ -65,10 +79,7 @@ class Hub:
         return self._index
 
     def _index_lookup(self, kind: str, bare: str) -> dict[str, Any] | None:
-        try:
-            return self.index().lookup(kind, bare)
-        except IndexFormatError:
-            return None  # a broken index must not hide the original "unknown name" error
+        return self.index().lookup(kind, bare)
 
     def _plugin_error(self, plugin: str) -> str | None:
         info = self.manager.info(plugin)

@@ -106,6 +106,14 @@ def _plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+def _search_status(row: dict) -> str:
+    if not row["installed"]:
+        return f"pip install {row['distribution']}"
+    if row["status"] != "loaded":
+        return f"plugin {row['plugin']} {row['status']} (gluon-hub plugins says why)"
+    return "installed"
+
+
 def _search(args: argparse.Namespace) -> int:
     from .._api import search
 
@@ -113,11 +121,7 @@ def _search(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    table = [
-        (f"{r['plugin']}/{r['name']}", r.get("task"),
-         "installed" if r["installed"] else f"pip install {r['distribution']}")
-        for r in rows
-    ]
+    table = [(f"{r['plugin']}/{r['name']}", r.get("task"), _search_status(r)) for r in rows]
     print(format_table(("NAME", "TASK", "STATUS"), table))
     print(f"\n{len(rows)} found")
     return 0

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import _index
+from ..errors import HubError
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +33,7 @@ def _generate() -> str:
     missing = set(_index.FIRST_PARTY) - {i.distribution for i in infos if i.status == "loaded"}
     if missing:
         broken = [f"{i.name}: {i.error}" for i in infos if i.status != "loaded"]
-        raise RuntimeError(
+        raise HubError(
             f"first-party plugins not loaded: {', '.join(sorted(missing))}; install them "
             f"(pip install -e plugins/<name>) before building the index. {'; '.join(broken)}"
         )

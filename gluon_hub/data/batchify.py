@@ -38,14 +38,15 @@ def _check_batch(data: Any, owner: str) -> None:
         raise ValueError(f"{owner}: the batch is empty; a batch needs at least one sample")
 
 
-def _shapes(samples: Sequence[Any]) -> str:
+def _shapes(samples: Sequence[Any]) -> set[str]:
+    """The distinct shapes of ``samples``, as text; a ragged nested list is ``"ragged"``."""
     shapes = set()
     for sample in samples:
         try:
-            shapes.add(np.shape(sample))
+            shapes.add(str(np.shape(sample)))
         except ValueError:  # a ragged nested list has no shape
             shapes.add("ragged")
-    return ", ".join(sorted(map(str, shapes)))
+    return shapes
 
 
 def _check_callable(fn: Any, owner: str, where: str) -> None:
@@ -96,10 +97,14 @@ class Stack:
             out = np.array(arrays)
         except ValueError:  # numpy refuses samples of different shapes
             out = None
-        if out is None or out.dtype.kind == "O":
-            raise ValueError(f"Stack: samples differ in shape ({_shapes(arrays)}); use Pad() to batch "
-                             "samples of different lengths")
-        _numeric(out, "Stack", 0)
+        shapes = _shapes(arrays) if out is None or out.dtype.kind == "O" else set()
+        if len(shapes) > 1 or "ragged" in shapes:
+            raise ValueError(f"Stack: samples differ in shape ({', '.join(sorted(shapes))}); "
+                             "use Pad() to batch samples of different lengths")
+        if out is None or out.dtype.kind not in _NUMERIC_KINDS:  # same shapes: the values are the problem
+            for index, sample in enumerate(arrays):
+                _numeric(np.asarray(sample), "Stack", index)
+            _numeric(out, "Stack", 0)
         if dtype is None:
             dtype = check_dtype(out.dtype, "Stack")
         return to_ndarray(out.astype(dtype, copy=False))
@@ -201,7 +206,7 @@ class Pad:
                 for x in data
             ]
         except ValueError:  # numpy refuses ragged nested lists
-            bad = next(i for i, x in enumerate(data) if _shapes([x]) == "ragged")
+            bad = next(i for i, x in enumerate(data) if _shapes([x]) == {"ragged"})
             raise TypeError(f"Pad: sample {bad} is a ragged nested list, not a numeric array") from None
         dtypes = set(map(_dtype_of, arrays))
         for i, array in enumerate(arrays) if any(d.kind not in _NUMERIC_KINDS for d in dtypes) else ():

@@ -21,7 +21,7 @@ import itertools
 import math
 import random
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Sized
 from typing import Any, Union
 
 import numpy as np
@@ -164,6 +164,14 @@ def _as_lengths(lengths: Any) -> np.ndarray:
     return array
 
 
+def _check_matches_dataset(count: int, dataset: Sized | None, what: str) -> None:
+    if dataset is not None and count != len(dataset):
+        raise ValueError(
+            f"{what} has {count} entries but the dataset has {len(dataset)} samples; compute "
+            f"them from this dataset, one per sample (e.g. [len(x[0]) for x in dataset])"
+        )
+
+
 def _as_keys(bucket_keys: Any, lengths: np.ndarray) -> list[Key]:
     """User-given keys, checked against the shape of the lengths."""
     keys = list(bucket_keys)
@@ -227,6 +235,9 @@ class FixedBucketSampler:
     num_shards : yield lists of ``num_shards`` batches (one per device) instead.
     bucket_scheme : :class:`ConstWidthBucket` (default), :class:`LinearWidthBucket` or
         :class:`ExpWidthBucket`.
+    dataset : the dataset the lengths describe; when given, lengths of another size are
+        refused here instead of failing later, inside a DataLoader, on an index the
+        dataset does not have.
     """
 
     def __init__(
@@ -240,8 +251,11 @@ class FixedBucketSampler:
         use_average_length: bool = False,
         num_shards: int = 0,
         bucket_scheme: BucketScheme | None = None,
+        *,
+        dataset: Sized | None = None,
     ) -> None:
         lengths = _as_lengths(lengths)
+        _check_matches_dataset(len(lengths), dataset, "lengths")
         batch_size = _positive_int(batch_size, "batch_size")
         if not ratio >= 0:
             raise ValueError(f"the batch size scaling ratio cannot be negative, got {ratio!r}")
@@ -419,11 +433,13 @@ class SortedBucketSampler:
     mult : the chunk size, in batches.
     reverse : sort each chunk in descending order.
     shuffle : shuffle the samples before chunking, and the batches of each chunk.
+    dataset : the dataset the keys describe; keys of another size are refused.
     """
 
     def __init__(self, sort_keys: Sequence[Any], batch_size: int, mult: float = 100,
-                 reverse: bool = True, shuffle: bool = False) -> None:
+                 reverse: bool = True, shuffle: bool = False, *, dataset: Sized | None = None) -> None:
         self._sort_keys = _sort_keys(sort_keys)
+        _check_matches_dataset(len(self._sort_keys), dataset, "sort_keys")
         self._batch_size = _positive_int(batch_size, "batch_size")
         if not mult >= 1:
             raise ValueError(f"the bucket size multiplier mult must be at least 1, got {mult!r}")

@@ -85,3 +85,24 @@ def test_registry_check_fails_on_a_stale_copy(tmp_path):
 def test_cli_honours_autoload_off(disable):
     result = run("plugins", "--json", env={disable: "1"})
     assert json.loads(result.stdout) == []
+
+
+def test_a_reader_that_goes_away_is_not_an_error():
+    """``gluon-hub list --json | head -1``: the pipe closes early, the command exits 0."""
+    reader = "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE);" \
+             " p.stdout.readline(); p.stdout.close(); sys.exit(p.wait())"
+    result = subprocess.run(
+        [sys.executable, "-c", reader, sys.executable, "-m", "gluon_hub.cli", "list", "*", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Broken pipe" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_registry_build_without_a_first_party_plugin_is_one_error_line(tmp_path):
+    result = run("registry", "build", "--path", str(tmp_path / "r.json"),
+                 env={"GLUON_HUB_DISABLE_PLUGINS": "nlp"})
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("gluon-hub: error: first-party plugins not loaded: gluon-nlp-core")
+    assert not (tmp_path / "r.json").exists()

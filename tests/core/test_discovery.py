@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import types
@@ -127,6 +128,17 @@ def test_duplicate_inside_one_plugin_breaks_only_that_name(fake_dist, only_fakes
     with pytest.raises(PluginError, match="more than once"):
         gluon_hub.info("twice")
     assert gluon_hub.info("fine").plugin == "dup"
+    assert gluon_hub.list_models() == ["fine"]  # not listed as if it were usable
+    info = statuses()["dup"]
+    assert info.status == "loaded"
+    assert "registers the model 'twice' more than once" in info.error
+
+
+def test_strict_mode_refuses_a_duplicate_name(fake_dist, only_fakes, monkeypatch):
+    fake_dist("dup", models=[("twice", "demo"), ("twice", "demo")])
+    monkeypatch.setenv("GLUON_HUB_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="more than once"):
+        gluon_hub.list_models()
 
 
 def test_two_distributions_claiming_one_plugin_name(fake_dist, only_fakes):
@@ -173,6 +185,19 @@ def test_strict_mode_reraises(fake_dist, only_fakes, monkeypatch):
         gluon_hub.plugins()
 
 
+def test_strict_mode_failure_leaves_no_half_discovered_hub(fake_dist, only_fakes, monkeypatch):
+    fake_dist("broken", body="raise RuntimeError('boom')\n")
+    fake_dist("good")
+    monkeypatch.setenv("GLUON_HUB_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="boom"):
+        gluon_hub.list_models()
+    with pytest.raises(PluginError, match="boom"):  # not a quiet, partial answer
+        gluon_hub.list_models()
+    monkeypatch.delenv("GLUON_HUB_STRICT_PLUGINS")
+    assert gluon_hub.list_models() == ["good_net"]
+    assert statuses()["broken"].status == "failed"
+
+
 def test_unknown_name_suggests_close_matches(fake_dist, only_fakes):
     fake_dist("alpha", models=[("zebranet50_v1d", "demo"), ("zebranet18_v1", "demo")])
     with pytest.raises(UnknownNameError, match="did you mean: zebranet50_v1d"):
@@ -200,6 +225,30 @@ def test_indexed_name_of_a_missing_plugin_gives_the_pip_command(only_fakes, tmp_
     ]
 
 
+def test_unknown_name_with_a_broken_index_says_why_there_is_no_hint(only_fakes, monkeypatch, tmp_path):
+    path = tmp_path / "index.json"
+    path.write_text("{broken")
+    monkeypatch.setenv("GLUON_HUB_INDEX", str(path))
+    with pytest.raises(UnknownNameError, match="no model named 'satnet'.*index could not be read.*JSON"):
+        gluon_hub.load("satnet")
+
+
+def test_search_says_when_an_installed_plugin_is_disabled(fake_dist, monkeypatch, tmp_path):
+    fake_dist("geo", models=[("satnet", "segmentation")], distribution="gluon-geo")
+    monkeypatch.setenv("GLUON_HUB_DISABLE_PLUGINS", "hub,cv,nlp,contrib,geo")
+    index = {
+        "schema": "gluon-hub-registry/1", "hub_api": "1.0",
+        "plugins": [{"name": "geo", "distribution": "gluon-geo", "version": "0.3.0"}],
+        "models": [{"name": "satnet", "factory": "gluon_geo.m:satnet", "plugin": "geo",
+                    "task": "segmentation"}],
+    }
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(index))
+    gluon_hub.set_index(str(path))
+    [row] = gluon_hub.search("satnet")
+    assert (row["installed"], row["status"]) == (True, "disabled")
+
+
 def test_unknown_keyword_arguments_name_the_accepted_ones(fake_dist, only_fakes):
     fake_dist("alpha")
     with pytest.raises(TypeError, match="'unit'.*accepted: units, classes"):
@@ -210,6 +259,35 @@ def test_pretrained_must_name_an_existing_variant(fake_dist, only_fakes):
     fake_dist("alpha")
     with pytest.raises(ValueError, match="no published weights"):
         gluon_hub.load("alpha_net", pretrained=True)
+
+
+def test_a_weight_variant_brings_the_factory_arguments_it_needs(only_fakes, tmp_path, monkeypatch):
+    """Weights saved from a wider model load by tag with no extra argument from the user."""
+    mx = gluon_hub.compat.mx
+    wide = mx.gluon.nn.HybridSequential()
+    wide.add(mx.gluon.nn.Dense(7, activation="relu"), mx.gluon.nn.Dense(3))
+    wide.initialize()
+    x = mx.nd.ones((1, 6))
+    expected = wide(x).asnumpy()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    wide.save_parameters(str(mirror / "wide.params"))
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", str(mirror))
+    digest = hashlib.sha256((mirror / "wide.params").read_bytes()).hexdigest()
+    variant = gluon_hub.WeightVariant(tag="wide", kwargs={"units": 7},
+                                      file=gluon_hub.FileRef(hash=f"sha256:{digest}",
+                                                             filename="wide.params"))
+    plugin = types.SimpleNamespace(
+        GLUON_HUB_API=">=1",
+        gluon_hub_models=hookimpl(lambda: [ModelSpec(
+            name="var_net", factory="tests_core_models:dense_net", weights=(variant,))]),
+    )
+    gluon_hub.register_plugin(plugin, "variants")
+    net = gluon_hub.load("var_net", pretrained="wide", root=str(tmp_path / "cache"))
+    np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-6)
+    assert gluon_hub.load("var_net").collect_params()  # the model's own default still builds
+    with pytest.raises(Exception, match="shape"):  # the user's argument wins, and must fit
+        gluon_hub.load("var_net", pretrained="wide", units=5, root=str(tmp_path / "cache"))
 
 
 def test_list_filters(fake_dist, only_fakes):

@@ -164,8 +164,18 @@ def test_split_sampler_reads_its_shard_from_a_kvstore() -> None:
         (lambda: SplitSampler(3, num_parts=4), ValueError, "at least the number of parts"),
         (lambda: SplitSampler(3, num_parts=2, part_index=2), ValueError, "part_index"),
         (lambda: ExpWidthBucket(1.0), ValueError, "larger than 1"),
+        (lambda: FixedBucketSampler([3] * 60, 2, dataset=[0] * 50), ValueError,
+         "lengths has 60 entries but the dataset has 50 samples"),
+        (lambda: SortedBucketSampler([3] * 4, 2, dataset=[0] * 5), ValueError,
+         "sort_keys has 4 entries but the dataset has 5 samples"),
     ],
 )
 def test_bad_input_is_refused_clearly(call: Any, error: type, words: str) -> None:
     with pytest.raises(error, match=words):
         call()
+
+
+def test_lengths_that_match_the_dataset_batch_every_sample_once() -> None:
+    dataset = [[7] * n for n in (3, 9, 4, 1, 6)]
+    sampler = FixedBucketSampler([len(x) for x in dataset], 2, num_buckets=2, dataset=dataset)
+    assert sorted(i for batch in sampler for i in batch) == list(range(len(dataset)))
