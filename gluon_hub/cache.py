@@ -29,7 +29,7 @@ from ._cache._errors import (
     ParamsFormatError,
     UnsafeArchiveError,
 )
-from ._cache._fetch import add_file, fetch
+from ._cache._fetch import add_file, fetch, fetch_params
 from .specs import HASH_LENGTHS, FileRef
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "config_path",
     "entries",
     "fetch",
+    "fetch_params",
     "files_of",
     "mirrors",
     "prefetch",

@@ -147,6 +147,7 @@ def _from_source(source: str, ref: FileRef, entry: Path, cfg: Settings, progress
     finally:
         if not keep:
             _store.discard(part)
+        _store.release_partial(part)
 
 
 class _Mismatch(SourceFailed):
@@ -228,10 +229,16 @@ def _why(exc: Exception) -> str:
         return f"{exc} (expected {exc.expected}, got {exc.actual})"
     return str(exc)
 
-def fetch_params(ref: FileRef, root: str | os.PathLike[str] | None = None) -> Path:
-    """Like :func:`fetch`, then check the file is an MXNet NDArray file before MXNet reads it."""
+def fetch_params(
+    ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bool | None = None
+) -> Path:
+    """Like :func:`fetch`, then check the file is an MXNet NDArray file before MXNet reads it.
+
+    Use this, not :func:`fetch`, for any file that goes to ``load_parameters``: a pickle
+    or a header declaring more bytes than the file holds is refused before MXNet parses it.
+    """
     from ._paramsfile import check_params_file
 
-    path = fetch(ref, root=root)
+    path = fetch(ref, root=root, progress=progress)
     check_params_file(path)
     return path

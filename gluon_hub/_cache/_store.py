@@ -27,6 +27,7 @@ import os
 import re
 import secrets
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Iterator
@@ -182,6 +183,13 @@ def meta_path(part: Path) -> Path:
     return part.with_name(part.name + ".json")
 
 
+#: Names of the partial files this process is writing now. A partial of this process that
+#: is not among them was left by an earlier, failed attempt and may be resumed; one that
+#: is belongs to another thread, whose download is still running.
+_LIVE_PARTIALS: set[str] = set()
+_LIVE_LOCK = threading.Lock()
+
+
 def _abandoned(part: Path, name: str) -> bool:
     """Whether the process that wrote ``part`` is gone (so its bytes may be resumed)."""
     rest = part.name[len(name) + 2 : -len(".part")]
@@ -189,7 +197,7 @@ def _abandoned(part: Path, name: str) -> bool:
     host, _, pid = host.rpartition(".")
     if host == _HOST and pid.isdigit():
         if int(pid) == os.getpid():
-            return True
+            return part.name not in _LIVE_PARTIALS
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
@@ -209,17 +217,25 @@ def claim_partial(directory: Path, name: str) -> Path:
     """
     mine = directory / f".{name}.{_token()}.part"
     candidates = sorted(directory.glob(f".{glob_escape(name)}.*.part"), key=_size, reverse=True)
-    for part in candidates:
-        if not _abandoned(part, name):
-            continue
-        try:
-            os.rename(part, mine)
-        except FileNotFoundError:
-            continue  # another process adopted it first
-        with contextlib.suppress(OSError):
-            os.rename(meta_path(part), meta_path(mine))
-        return mine
+    with _LIVE_LOCK:
+        _LIVE_PARTIALS.add(mine.name)
+        for part in candidates:
+            if not _abandoned(part, name):
+                continue
+            try:
+                os.rename(part, mine)
+            except FileNotFoundError:
+                continue  # another process adopted it first
+            with contextlib.suppress(OSError):
+                os.rename(meta_path(part), meta_path(mine))
+            break
     return mine
+
+
+def release_partial(part: Path) -> None:
+    """Say this process no longer writes ``part`` (placed, discarded or kept to resume)."""
+    with _LIVE_LOCK:
+        _LIVE_PARTIALS.discard(part.name)
 
 
 def glob_escape(name: str) -> str:

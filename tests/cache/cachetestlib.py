@@ -89,8 +89,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if served is None:
             return self._status(record, 404)
         kind, _, arg = action.partition(":")
-        if kind == "status":
-            return self._status(record, int(arg))
+        if kind == "status":  # "status:429" or, with a Retry-After header, "status:429:1"
+            code, _, retry_after = arg.partition(":")
+            return self._status(record, int(code), retry_after)
         if kind == "redirect":
             record.status = 302
             self.send_response(302)
@@ -144,9 +145,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-    def _status(self, record: Request, status: int) -> None:
+    def _status(self, record: Request, status: int, retry_after: str = "") -> None:
         record.status = status
         self.send_response(status)
+        if retry_after:
+            self.send_header("Retry-After", retry_after)
         self.send_header("Content-Length", "0")
         self.end_headers()
 

@@ -116,3 +116,34 @@ def test_lock_of_a_killed_process_is_released(server, cache_env, monkeypatch):
     started = time.monotonic()
     assert gluon_hub.fetch(ref).read_bytes() == data
     assert time.monotonic() - started < 5
+
+
+def test_threads_past_a_timed_out_lock_never_take_each_others_partial(server, cache_env, monkeypatch):
+    """A second thread that stops waiting for the lock downloads on its own; it must not
+    adopt the first thread's partial file, which is still being written."""
+    import threading
+
+    data = os.urandom(400_000)
+    ref = ref_for(data)
+    server.add("files/blob.bin", data, throttle=(20_000, 0.05))  # about a second
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", server.url)
+    monkeypatch.setenv("GLUON_HUB_LOCK_TIMEOUT", "0.2")
+    results: dict[str, object] = {}
+
+    def load(label: str) -> None:
+        try:
+            results[label] = gluon_hub.fetch(ref, progress=False).read_bytes() == data
+        except Exception as exc:  # reported by the assertion below
+            results[label] = exc
+
+    first = threading.Thread(target=load, args=("first",))
+    first.start()
+    deadline = time.monotonic() + 10
+    while not any(r.body for r in server.requests()) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the first thread holds the lock and has bytes on disk
+    second = threading.Thread(target=load, args=("second",))
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert results == {"first": True, "second": True}
+    assert temp_leftovers(cache_env) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -50,6 +51,27 @@ def test_500_then_200(server, monkeypatch):
     server.add("files/blob.bin", DATA, plan=["status:500"])
     assert gluon_hub.fetch(ref_for(DATA)).read_bytes() == DATA
     assert [r.status for r in server.requests()] == [500, 200]
+
+
+def test_408_and_429_are_retried_and_retry_after_is_honoured(server, monkeypatch):
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", server.url)
+    server.add("files/blob.bin", DATA, plan=["status:408", "status:429:1"])
+    started = time.monotonic()
+    assert gluon_hub.fetch(ref_for(DATA)).read_bytes() == DATA
+    assert [r.status for r in server.requests()] == [408, 429, 200]
+    assert time.monotonic() - started >= 1.0  # waited as long as the server asked
+
+
+def test_progress_bar_is_drawn_when_asked_and_silent_off_a_terminal(server, cache_env,
+                                                                    monkeypatch, capfd):
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", server.url)
+    server.add("files/one.bin", DATA)
+    server.add("files/two.bin", DATA[::-1])
+    gluon_hub.fetch(ref_for(DATA, "files/one.bin"), progress=True)
+    drawn = capfd.readouterr().err
+    assert "one.bin" in drawn and "293k" in drawn.lower()  # 300,000 bytes in KiB units
+    gluon_hub.fetch(ref_for(DATA[::-1], "files/two.bin"))  # stderr is captured: not a tty
+    assert capfd.readouterr().err == ""
 
 
 def test_persistent_503_gives_up_after_the_retries(server, cache_env, monkeypatch):
