@@ -126,12 +126,18 @@ class Metric:
 
 @dataclass(frozen=True)
 class WeightVariant:
-    """One set of published weights for a model, selected by ``tag``."""
+    """One set of published weights for a model, selected by ``tag``.
+
+    ``kwargs`` are factory arguments these weights need on top of the model's own (a
+    cased BERT has a larger vocabulary than the uncased default, say), so that
+    ``load(name, pretrained=tag)`` builds the architecture the file was saved from.
+    """
 
     tag: str
     file: FileRef
     metrics: tuple[Metric, ...] = ()
     description: str = ""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_name("weight tag", self.tag)
@@ -191,11 +197,17 @@ class _Spec:
 
 @dataclass(frozen=True)
 class ModelSpec(_Spec):
-    """A model: its factory, default factory arguments and all its metadata."""
+    """A model: its factory, default factory arguments and all its metadata.
+
+    ``input`` describes the first positional input; models that take several (token ids,
+    token types and valid lengths for BERT) describe the others in ``extra_inputs``, in
+    call order, so that tools such as the conformance kit can feed them.
+    """
 
     task: str = ""
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     input: InputSpec | None = None
+    extra_inputs: tuple[InputSpec, ...] = ()
     output_shape: tuple[int | None, ...] | None = None
     weights: tuple[WeightVariant, ...] = ()
     #: Parameters as papers count them: BatchNorm running statistics excluded
@@ -211,6 +223,7 @@ class ModelSpec(_Spec):
         super().__post_init__()
         _freeze(self, "weights")
         _freeze(self, "tags")
+        _freeze(self, "extra_inputs")
         if self.output_shape is not None:
             _freeze(self, "output_shape")
         tags = [w.tag for w in self.weights]
@@ -301,6 +314,7 @@ SPEC_KINDS: dict[str, type[_Spec]] = {
 
 _NESTED: dict[tuple[type, str], type] = {
     (ModelSpec, "input"): InputSpec,
+    (ModelSpec, "extra_inputs"): InputSpec,
     (ModelSpec, "weights"): WeightVariant,
     (WeightVariant, "file"): FileRef,
     (WeightVariant, "metrics"): Metric,

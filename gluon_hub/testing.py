@@ -30,7 +30,7 @@ from ._factory import import_object
 from ._hub import get_hub
 from ._manager import LOADED
 from .errors import HubError, PluginError
-from .specs import DatasetSpec, FileRef, ModelSpec, WeightVariant
+from .specs import DatasetSpec, FileRef, InputSpec, ModelSpec, WeightVariant
 
 __all__ = [
     "ERROR",
@@ -196,6 +196,11 @@ def _check_model_metadata(findings: list[Finding], spec: ModelSpec) -> None:
     elif spec.input.shape and not spec.input.layout:
         findings.append(Finding(WARNING, subject, "metadata",
                                 "input.layout is empty; say 'NCHW', 'NT' ..."))
+    for position, extra in enumerate(spec.extra_inputs, start=2):
+        if extra.shape is None:
+            findings.append(Finding(ERROR, subject, "metadata",
+                                    f"extra input {position} has no shape: the kit cannot feed "
+                                    "the model (give () for a scalar per sample)"))
     if spec.output_shape is None:
         findings.append(Finding(WARNING, subject, "metadata",
                                 "output_shape is not declared, so the output cannot be checked"))
@@ -228,14 +233,27 @@ def _check_factory_signature(findings: list[Finding], spec: Any) -> None:
 # -- building ------------------------------------------------------------------------
 
 
-def _example_input(spec: ModelSpec, batch_size: int, free_dim: int) -> Any:
+def _example_shape(input_spec: InputSpec, batch_size: int, free_dim: int) -> tuple[int, ...]:
+    return (batch_size,) + tuple(free_dim if d is None else d for d in input_spec.shape or ())
+
+
+def _example_inputs(spec: ModelSpec, batch_size: int, free_dim: int) -> list[Any]:
+    """One array per declared input: random floats, and ones for integer inputs.
+
+    Ones are valid token ids, token types, class indices and valid lengths alike, where
+    zeros would be an empty valid length and random integers could leave a vocabulary.
+    """
     from .compat import mx
 
-    shape = (batch_size,) + tuple(free_dim if d is None else d for d in spec.input.shape)
-    dtype = spec.input.dtype or "float32"
-    if "int" in dtype:  # token ids or class indices: 0 is valid for every vocabulary
-        return mx.nd.zeros(shape, dtype=dtype)
-    return mx.nd.random.uniform(-1, 1, shape=shape, dtype=dtype)
+    arrays = []
+    for input_spec in (spec.input, *spec.extra_inputs):
+        shape = _example_shape(input_spec, batch_size, free_dim)
+        dtype = input_spec.dtype or "float32"
+        if "int" in dtype:
+            arrays.append(mx.nd.ones(shape, dtype=dtype))
+        else:
+            arrays.append(mx.nd.random.uniform(-1, 1, shape=shape, dtype=dtype))
+    return arrays
 
 
 def count_parameters(net: Any) -> int:
@@ -273,13 +291,15 @@ def check_model(
     except Exception as exc:  # the kit reports whatever the factory raises
         findings.append(Finding(ERROR, subject, "build", f"{type(exc).__name__}: {exc}"))
         return findings, None
-    if spec.input is None or spec.input.shape is None:
-        return findings, net
+    if spec.input is None or any(i.shape is None for i in (spec.input, *spec.extra_inputs)):
+        return findings, net  # the metadata check reports what is missing
+    inputs = _example_inputs(spec, batch_size, free_dim)
     try:
-        output = net(_example_input(spec, batch_size, free_dim))
+        output = net(*inputs)
     except Exception as exc:
+        shapes = ", ".join(str(tuple(x.shape)) for x in inputs)
         findings.append(Finding(ERROR, subject, "forward",
-                                f"a batch of shape {(batch_size, *spec.input.shape)} failed: "
+                                f"a batch of input shape(s) {shapes} failed: "
                                 f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
         return findings, net
     if isinstance(output, (list, tuple)):
@@ -305,8 +325,9 @@ def check_model(
 def check_weight_files(spec: ModelSpec, net: Any = None, root: str | None = None) -> list[Finding]:
     """Download every weight variant through the cache, which checks its size and hash.
 
-    When ``net`` is given, each file is also loaded into it, which checks that parameter
-    names and shapes match the architecture.
+    When ``net`` is given, each file is also loaded into the model, which checks that
+    parameter names and shapes match the architecture: into ``net`` itself for variants
+    that need no factory arguments of their own, into a model built with them otherwise.
     """
     import gluon_hub
 
@@ -315,17 +336,20 @@ def check_weight_files(spec: ModelSpec, net: Any = None, root: str | None = None
     for variant in spec.weights:
         what = f"weights {variant.tag!r}"
         try:
-            path = gluon_hub.fetch(variant.file, root=root, progress=False)
+            path = gluon_hub.cache.fetch_params(variant.file, root=root, progress=False)
         except Exception as exc:
             findings.append(Finding(ERROR, subject, "weights-fetch", f"{what}: {exc}"))
             continue
-        if net is not None:
-            try:
-                net.load_parameters(str(path))
-            except Exception as exc:
-                findings.append(Finding(ERROR, subject, "weights-load",
-                                        f"{what}: does not load into the model built with the "
-                                        f"spec's kwargs: {str(exc).splitlines()[0]}"))
+        if net is None:
+            continue
+        try:
+            target = gluon_hub.load(spec.qualified_name, **variant.kwargs) if variant.kwargs else net
+            target.load_parameters(str(path))
+        except Exception as exc:
+            findings.append(Finding(ERROR, subject, "weights-load",
+                                    f"{what}: does not load into the model built with the "
+                                    f"spec's kwargs and the variant's {dict(variant.kwargs)}: "
+                                    f"{str(exc).splitlines()[0]}"))
     return findings
 
 

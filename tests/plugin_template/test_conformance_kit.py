@@ -59,6 +59,22 @@ def test_wrong_output_shape_and_parameter_count_are_errors(fake_plugin):
     assert "(3,)" in str(report) and "15 parameters" in str(report)
 
 
+def test_every_declared_input_is_fed(fake_plugin):
+    two = dict(factory="plugin_kit_models:two_input_net",
+               input=InputSpec(shape=(4,), layout="NC"))
+    fake_plugin("kitmulti", models=[
+        good_spec("kit_two", **two, extra_inputs=(InputSpec(shape=(), dtype="int32"),)),
+        good_spec("kit_one_missing", **two),  # the second input is not declared
+        good_spec("kit_no_shape", **two, extra_inputs=(InputSpec(dtype="int32"),)),
+    ])
+    report = check_plugin("kitmulti")
+    failing = {f.subject.split("/")[1].rstrip("'"): (f.check, f.message) for f in report.errors}
+    assert set(failing) == {"kit_one_missing", "kit_no_shape"}
+    assert failing["kit_one_missing"][0] == "forward"
+    assert failing["kit_no_shape"] == ("metadata", failing["kit_no_shape"][1])
+    assert "extra input 2 has no shape" in failing["kit_no_shape"][1]
+
+
 def test_free_axes_and_batch_size_are_honoured(fake_plugin):
     fake_plugin("kitfree", models=[good_spec(input=InputSpec(shape=(None,), layout="NC"),
                                             output_shape=(None,))])
@@ -149,6 +165,11 @@ def test_weights_are_fetched_verified_and_loaded(fake_plugin, weight_server, tmp
                                                hashlib.sha256(b"never served").hexdigest()),)),
         good_spec("kit_misfit", weights=(variant("x", "wide.params", hashlib.sha256(wide_data).hexdigest(),
                                                  len(wide_data)),)),
+        # the same file, with the factory argument it needs: loads into a model built with it
+        good_spec("kit_wide", weights=(WeightVariant(
+            tag="wide", kwargs={"classes": 5},
+            file=FileRef(hash=f"sha256:{hashlib.sha256(wide_data).hexdigest()}",
+                         size=len(wide_data), urls=(f"{base}/wide.params",))),)),
     ])
     root = str(tmp_path_factory.mktemp("cache"))
     assert check_plugin("kitfetch", check_weights=False).ok
@@ -156,7 +177,7 @@ def test_weights_are_fetched_verified_and_loaded(fake_plugin, weight_server, tmp
     failing = {f.subject.split("/")[1].rstrip("'"): f.check for f in report.errors}
     assert failing == {"kit_badhash": "weights-fetch", "kit_gone": "weights-fetch",
                        "kit_misfit": "weights-load"}
-    assert report.checked["weights"] == 4
+    assert report.checked["weights"] == 5
 
 
 def test_unknown_plugins_name_the_known_ones(fake_plugin):
