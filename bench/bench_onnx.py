@@ -3,35 +3,34 @@ against the same model hybridized in MXNet, on the CPU.
 
 No goal: this reports the ratio (MXNet time / onnxruntime time, above 1 means
 onnxruntime is faster) so that users can choose a runtime. Both sides use the same He-
-initialised weights and their outputs are checked to agree first; rounds alternate which
-runtime goes first and medians are compared.
+initialised weights and their outputs are checked to agree first. The timing method is
+``bench_cv_inference.py``'s: the same thread count for both runtimes (MXNet's OpenMP pool
+and onnxruntime's intra-op pool, ``--threads``), alternate warm-up, then rounds that time
+both back to back in alternating order, with a pause before each block so that neither
+runtime's spinning threads overlap the other's clock; the ratio is the median of the
+per-round ratios.
 
-Run: ``.venv/bin/python bench/bench_onnx.py [--models resnet50_v1d mobilenet1.0] [--rounds 11]``.
+Run: ``.venv/bin/python bench/bench_onnx.py [--models resnet50_v1d mobilenet1.0] [--rounds 31]
+[--threads N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
+import sys
 import tempfile
-import time
 
 import numpy as np
 
-import gluon_hub
-from gluon_hub.compat import mx
+from bench_cv_inference import default_threads, interleaved, pin_threads, summarise
 
 
-def timed(run, iters: int) -> float:
-    start = time.perf_counter()
-    for _ in range(iters):
-        run()
-    return (time.perf_counter() - start) / iters
-
-
-def compare(name: str, batch: int, rounds: int, folder: str) -> tuple[float, float, float]:
+def compare(name: str, batch: int, rounds: int, threads: int, folder: str) -> tuple[dict[str, float], float]:
     import onnxruntime
+
+    import gluon_hub
+    from gluon_hub.compat import mx
 
     net = gluon_hub.load(name)
     net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
@@ -39,42 +38,40 @@ def compare(name: str, batch: int, rounds: int, folder: str) -> tuple[float, flo
     (path,) = gluon_hub.export(net, os.path.join(folder, f"{name}-{batch}.onnx"), format="onnx",
                                input_shape=x.shape)
     net.hybridize(static_alloc=True, static_shape=True)
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     data = mx.nd.array(x)
     expected = net(data).asnumpy()
     got = session.run(None, {"data": x})[0]
     error = float(np.abs(got - expected).max() / np.abs(expected).max())
-
-    def run_mxnet():
-        net(data).wait_to_read()
-
-    def run_onnx():
-        session.run(None, {"data": x})
-
-    iters = max(1, 32 // batch)
-    for run in (run_mxnet, run_onnx):
-        timed(run, iters * 2)
-    times: dict[str, list[float]] = {"mxnet": [], "onnx": []}
-    for r in range(rounds):
-        order = [("mxnet", run_mxnet), ("onnx", run_onnx)]
-        for side, run in order if r % 2 == 0 else order[::-1]:
-            times[side].append(timed(run, iters))
-    return statistics.median(times["mxnet"]), statistics.median(times["onnx"]), error
+    iters = max(1, 8 // batch)
+    times_mxnet, times_onnx = interleaved(lambda: net(data).wait_to_read(),
+                                          lambda: session.run(None, {"data": x}), rounds, iters)
+    return summarise(times_mxnet, times_onnx), error
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["resnet50_v1d", "mobilenet1.0"])
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 32])
-    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--rounds", type=int, default=31)
+    parser.add_argument("--threads", type=int, default=default_threads(),
+                        help="threads of each runtime's pool, the same for both")
     args = parser.parse_args(argv)
-    print(f"{'model':<16}{'batch':>6}{'mxnet ms':>10}{'onnxruntime ms':>16}{'mxnet/ort':>11}{'rel. error':>12}")
+    pin_threads(args.threads)
+    print(f"threads: {args.threads}, rounds: {args.rounds}; ms are medians, mxnet/ort = median of the "
+          f"per-round ratios")
+    print(f"{'model':<16}{'batch':>6}{'mxnet ms':>10}{'onnxruntime ms':>16}{'mxnet/ort':>11}{'min ratio':>11}"
+          f"{'rel. error':>12}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models:
             for batch in args.batches:
-                mxnet_s, onnx_s, error = compare(name, batch, args.rounds, folder)
-                print(f"{name:<16}{batch:>6}{mxnet_s * 1e3:>10.2f}{onnx_s * 1e3:>16.2f}"
-                      f"{mxnet_s / onnx_s:>11.2f}{error:>12.1e}")
+                result, error = compare(name, batch, args.rounds, args.threads, folder)
+                print(f"{name:<16}{batch:>6}{result['a'] * 1e3:>10.2f}{result['b'] * 1e3:>16.2f}"
+                      f"{result['ratio']:>11.2f}{result['min_ratio']:>11.2f}{error:>12.1e}")
+                sys.stdout.flush()
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -129,6 +130,48 @@ def test_train_with_mixup_label_smoothing_and_step_schedule(folder, tmp_path):
     assert history[-1]["loss"] < history[0]["loss"]
     assert history[-1]["lr"] == pytest.approx(0.002)  # decayed by 10 at epoch 4
     assert "train_top1" not in history[0]  # soft targets: no hard-label accuracy
+
+
+def _descendants(block):
+    yield block
+    for child in block._children.values():
+        yield from _descendants(child)
+
+
+def test_no_wd_spares_exactly_the_biases_and_batch_norm_parameters():
+    net = gluon_hub.load("cifar_resnet20_v1")
+    train_script._no_bias_decay(net)
+    nn = mx.gluon.nn
+    expected = set()
+    for block in _descendants(net):  # found by layer type, not by the names the script uses
+        if isinstance(block, nn.BatchNorm):
+            expected |= {block.gamma.name, block.beta.name}
+        elif isinstance(block, (nn.Dense, nn.Conv2D)) and block.bias is not None:
+            expected.add(block.bias.name)
+    params = net.collect_params().values()
+    assert {p.name for p in params if p.wd_mult == 0.0} == expected
+    assert all(p.wd_mult == 1.0 for p in params if p.name not in expected)
+    assert len(expected) == 2 * 21 + 1  # stem, 9 blocks x 2, 2 downsamples; the classifier bias
+
+
+def test_cosine_schedule_with_warmup_follows_the_formula():
+    args = train_script.build_parser().parse_args([
+        "--model", MODEL, "--dataset", "cifar10", "--lr", "0.4", "--lr-mode", "cosine",
+        "--num-epochs", "10", "--warmup-epochs", "2", "--warmup-lr", "0.01"])
+    steps_per_epoch = 5
+    schedule = train_script._schedule(args, steps_per_epoch)
+    warmup, total = 2 * 5, 10 * 5
+
+    def expected(step):
+        if step < warmup:  # linear from --warmup-lr to --lr
+            return 0.01 + (0.4 - 0.01) * step / warmup
+        progress = min(step - warmup, total - warmup) / (total - warmup)
+        return 0.4 * (1 + math.cos(math.pi * progress)) / 2  # half a cosine down to 0
+
+    for step, value in [(0, 0.01), (5, 0.205), (10, 0.4), (30, 0.2), (50, 0.0), (60, 0.0)]:
+        assert expected(step) == pytest.approx(value, abs=1e-12)  # the formula, at its landmarks
+    for step in (0, 1, 5, 9, 10, 11, 20, 30, 42, 49, 50, 60):
+        assert schedule(step) == pytest.approx(expected(step), abs=1e-9), step
 
 
 def test_train_refuses_bad_options(folder, tmp_path):

@@ -245,10 +245,61 @@ def test_topk_matches_mxnet_metric_on_random_scores():
     assert ours.count == 200
 
 
+def _reference_topk(scores, labels, k):
+    """Sort each row, with the label after every class tied with it; rows with NaN are wrong."""
+    correct = 0
+    for row, label in zip(scores, labels):
+        if np.isnan(row).any():
+            continue
+        is_label = np.arange(row.size) == label
+        order = np.lexsort((is_label, -row))  # by score descending, the label last among ties
+        correct += int(label in order[:k])
+    return correct
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_topk_matches_an_argsort_reference(k):
+    rng = np.random.default_rng(4)
+    scores, labels = rng.normal(size=(300, 12)), rng.integers(0, 12, 300)
+    top = np.argsort(-scores, axis=1)[:, :k]  # no ties in continuous scores
+    assert topk_correct(scores, labels, k) == int((top == labels[:, None]).any(axis=1).sum())
+    ties = rng.integers(0, 4, size=(300, 12)).astype(np.float32)  # many ties
+    assert topk_correct(ties, labels, k) == _reference_topk(ties, labels, k)
+
+
+def test_topk_ties_do_not_favour_the_label():
+    scores = [[1.0, 2.0, 2.0, 0.0]] * 2
+    assert topk_correct(scores, [1, 2], k=1) == 0
+    assert topk_correct(scores, [1, 2], k=2) == 2
+    assert topk_correct([[3.0, 3.0, 3.0]], [0], k=2) == 0
+
+
+def test_constant_outputs_score_zero():
+    scores, labels = np.zeros((8, 10), np.float32), np.arange(8)
+    metric = TopKAccuracy((1, 5))
+    metric.update(mx.nd.array(labels), mx.nd.array(scores))
+    assert metric.get() == {"top1": 0.0, "top5": 0.0}
+    assert topk_correct(scores, labels, k=10) == 8  # all classes: every label is in
+
+
+def test_nan_outputs_score_zero():
+    labels = np.arange(4)
+    assert topk_correct(np.full((4, 6), np.nan), labels, k=5) == 0
+    scores = np.eye(4, 6) * 5.0  # the label is the top class in every row ...
+    assert topk_correct(scores, labels, k=1) == 4
+    scores[:, 5] = [np.nan, 0.0, np.nan, 0.0]  # ... but a NaN makes its row wrong
+    assert topk_correct(scores, labels, k=1) == 2
+    assert topk_correct(scores, labels, k=6) == 2
+
+
 def test_topk_checks_its_inputs():
     assert topk_correct([[0.1, 0.9]], [1], k=5) == 1  # k above the class count is all classes
     with pytest.raises(ValueError, match="batch, classes"):
         topk_correct([0.1, 0.9], [1], k=1)
+    with pytest.raises(ValueError, match="class indices"):
+        topk_correct([[0.1, 0.9]], [2], k=1)
+    with pytest.raises(ValueError, match="class indices"):
+        topk_correct([[0.1, 0.9]], [-1], k=1)
     with pytest.raises(ValueError, match="positive"):
         TopKAccuracy((0,))
     assert np.isnan(TopKAccuracy().get()["top1"])

@@ -14,18 +14,25 @@ def _numpy(value: Any) -> np.ndarray:
 
 
 def topk_correct(scores: Any, labels: Any, k: int) -> int:
-    """How many rows of ``scores`` (batch, classes) rank their label among the ``k`` highest."""
+    """How many rows of ``scores`` (batch, classes) rank their label among the ``k`` highest.
+
+    Ties count against the label and a row holding a NaN is wrong, so that a network that
+    outputs constants or NaN scores 0, not 100%.
+    """
     scores, labels = _numpy(scores), _numpy(labels).reshape(-1).astype(np.int64)
     if scores.ndim != 2 or scores.shape[0] != labels.shape[0]:
         raise ValueError(f"scores must be (batch, classes) for {labels.shape[0]} labels, got {scores.shape}")
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    k = min(k, scores.shape[1])
-    # Counting the classes that score strictly higher than the label's class is exact
-    # and needs no sort; ties count in the label's favour.
+    if labels.size and (labels.min() < 0 or labels.max() >= scores.shape[1]):
+        raise ValueError(f"labels must be class indices in [0, {scores.shape[1]}), "
+                         f"got {labels.min()}..{labels.max()}")
+    # The label is in the top k when fewer than k other classes score at least as high:
+    # exact, needs no sort, and puts the label last among classes tied with it.
     label_scores = scores[np.arange(labels.shape[0]), labels]
-    higher = (scores > label_scores[:, None]).sum(axis=1)
-    return int((higher < k).sum())
+    rivals = (scores >= label_scores[:, None]).sum(axis=1) - 1
+    finite = ~np.isnan(scores).any(axis=1)
+    return int(((rivals < k) & finite).sum())
 
 
 class TopKAccuracy:

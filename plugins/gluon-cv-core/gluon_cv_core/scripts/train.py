@@ -99,6 +99,16 @@ def _schedule(args: argparse.Namespace, steps_per_epoch: int) -> Any:
                                                 warmup_steps=warmup, warmup_begin_lr=args.warmup_lr)
 
 
+def _no_bias_decay(net: Any) -> None:
+    """Turn off weight decay on biases and normalisation scales/shifts (``--no-wd``).
+
+    By parameter name, so every norm layer (BatchNorm, SyncBatchNorm, GroupNorm, ...)
+    is covered; anchored at the end, so no weight whose name merely contains "bias".
+    """
+    for param in net.collect_params(".*_(bias|gamma|beta)$").values():
+        param.wd_mult = 0.0
+
+
 def _soft_targets(label: Any, classes: int, smoothing: float, dtype: str) -> Any:
     """One-hot targets with ``smoothing`` of the mass spread over all classes."""
     on, off = 1.0 - smoothing + smoothing / classes, smoothing / classes
@@ -151,8 +161,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
     if args.dtype != "float32":
         net.cast(args.dtype)
     if args.no_wd:
-        for param in net.collect_params(".*beta|.*gamma|.*bias").values():
-            param.wd_mult = 0.0
+        _no_bias_decay(net)
     if args.hybridize:
         net.hybridize(static_alloc=True, static_shape=True)
 
