@@ -13,6 +13,13 @@ from gluon_hub.compat import mx
 __all__ = ["LSGANLoss", "CycleConsistencyLoss", "IdentityLoss", "ImagePool", "linear_decay"]
 
 
+def _check_weight(weight: float) -> float:
+    """A loss weight is a non-negative number (0 turns the term off)."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+        raise ValueError(f"a loss weight must be a non-negative number, got {weight!r}")
+    return float(weight)
+
+
 def _per_sample_mean(F, x):
     return F.mean(F.reshape(x, shape=(0, -1)), axis=1)
 
@@ -21,9 +28,11 @@ class LSGANLoss(mx.gluon.Block):
     """Least-squares GAN loss (Mao et al., 2017): ``mean((D(x) - target)^2)``, the target
     1 for real and 0 for fake; more stable than the log loss, which CycleGAN replaces."""
 
-    def __init__(self, weight: float = 1.0, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._weight = weight
+    # Explicit keywords only: the hub checks a loss's keywords against this signature, and
+    # ``**kwargs`` would let a typo through to Block's obscure TypeError.
+    def __init__(self, weight: float = 1.0) -> None:
+        super().__init__()
+        self._weight = _check_weight(weight)
 
     def forward(self, prediction, real: bool):
         target = 1.0 if real else 0.0
@@ -31,9 +40,9 @@ class LSGANLoss(mx.gluon.Block):
 
 
 class _ScaledL1(mx.gluon.HybridBlock):
-    def __init__(self, weight: float, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._weight = weight
+    def __init__(self, weight: float) -> None:
+        super().__init__()
+        self._weight = _check_weight(weight)
 
     def hybrid_forward(self, F, prediction, target):
         return _per_sample_mean(F, F.abs(prediction - target)) * self._weight
@@ -43,16 +52,16 @@ class CycleConsistencyLoss(_ScaledL1):
     """``lambda * |G_BA(G_AB(a)) - a|_1``: translating there and back gives the input;
     the paper's lambda is 10."""
 
-    def __init__(self, weight: float = 10.0, **kwargs) -> None:
-        super().__init__(weight, **kwargs)
+    def __init__(self, weight: float = 10.0) -> None:
+        super().__init__(weight)
 
 
 class IdentityLoss(_ScaledL1):
     """``lambda_id * |G_AB(b) - b|_1``: a generator leaves images of its target domain
     unchanged, which keeps colours (the paper uses 0.5 times the cycle weight, 5)."""
 
-    def __init__(self, weight: float = 5.0, **kwargs) -> None:
-        super().__init__(weight, **kwargs)
+    def __init__(self, weight: float = 5.0) -> None:
+        super().__init__(weight)
 
 
 class ImagePool:

@@ -89,6 +89,19 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("train for at least one epoch (--epochs + --epochs-decay)")
 
 
+def discriminator_step(
+    trainer: mx.gluon.Trainer, gan: LSGANLoss, batches: Sequence[tuple]
+) -> list[float]:
+    """One update of discriminators, each given as ``(d, real, fake)`` with ``fake``
+    detached from its generator: ``d`` learns to score real images 1 and generated ones 0.
+    The loss is halved, as in the paper, so D learns slower than G. Returns each mean loss."""
+    with autograd.record():
+        losses = [0.5 * (gan(d(real), True) + gan(d(fake), False)) for d, real, fake in batches]
+    autograd.backward(losses)
+    trainer.step(len(batches[0][1]))
+    return [float(loss.mean().asscalar()) for loss in losses]
+
+
 def train(args: argparse.Namespace) -> dict[str, list[float]]:
     """Run the training described by parsed ``args``; returns the loss history."""
     _check(args)
@@ -157,14 +170,8 @@ def train(args: argparse.Namespace) -> dict[str, list[float]]:
             g_params.zero_grad()
             # the discriminators see generated images from the history pool, detached
             old_b, old_a = pool_b.query(fake_b.detach()), pool_a.query(fake_a.detach())
-            with autograd.record():
-                loss_d_b = 0.5 * (gan(d_b(real_b), True) + gan(d_b(old_b), False))
-                loss_d_a = 0.5 * (gan(d_a(real_a), True) + gan(d_a(old_a), False))
-                loss_d = loss_d_a + loss_d_b
-            loss_d.backward()
-            d_trainer.step(args.batch_size)
-            losses["d_a"] = float(loss_d_a.mean().asscalar())
-            losses["d_b"] = float(loss_d_b.mean().asscalar())
+            losses["d_b"], losses["d_a"] = discriminator_step(
+                d_trainer, gan, [(d_b, real_b, old_b), (d_a, real_a, old_a)])
             losses["lr"] = lr
             for key, value in losses.items():
                 history[key].append(value)

@@ -5,10 +5,12 @@
 
 Data come from local files in the TREC format (``LABEL:fine question ...``) or an SST
 format (Kim's ``stsa.binary.*`` files, ``label sentence``; or GLUE's ``sentence<TAB>label``
-TSV with its header), or from a hub dataset (``--dataset trec --data-root DIR``, through
-``gluon_hub.load_dataset``). The vocabulary is built with the text plugin's ``Vocab``
-(``pip install gluon-nlp-core``), from every split, as in the paper. ``static``,
-``non-static`` and ``multichannel`` need a word-vector file (GloVe or word2vec text).
+TSV with its header), or from a hub dataset (``--dataset trec`` or ``glue_sst2``, with
+``--data-root DIR``, through ``gluon_hub.load_dataset``; GLUE withholds its test labels, so
+``glue_sst2`` is evaluated on ``dev`` by default). The vocabulary is built with the text
+plugin's ``Vocab`` (``pip install gluon-nlp-core``), from every split, as in the paper.
+``static``, ``non-static`` and ``multichannel`` need a word-vector file (GloVe or word2vec
+text).
 
 Defaults are the paper's: windows 3, 4, 5 with 100 maps, dropout 0.5, max-norm 3 on the
 output weights, Adadelta (rho 0.95), mini-batches of 50, 25 epochs. The run writes
@@ -27,6 +29,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
+from gluon_hub import HubError
 
 TEXT_PLUGIN_MISSING = (
     "textCNN training builds its vocabulary with the text plugin, which is not installed: "
@@ -96,22 +100,56 @@ def read_sst(path: Path) -> list[tuple[str, str]]:
 READERS = {"trec": read_trec, "sst": read_sst}
 
 
-def _hub_split(name: str, segment: str, root: str | None) -> list[tuple[str, str]]:
+#: Registered single-sentence datasets this script trains on (the text plugin's names).
+HUB_DATASETS = ("trec", "glue_sst2")
+
+
+def _hub_rows(name: str, segment: str, root: str | None) -> list:
     import gluon_hub
 
-    dataset = gluon_hub.load_dataset(name, segment=segment, root=root)
-    samples = []
-    for item in dataset:
-        text, label = item[0], item[-1]
-        samples.append((" ".join(text) if isinstance(text, (list, tuple)) else str(text), str(label)))
-    return samples
+    return list(gluon_hub.load_dataset(name, segment=segment, root=root))
+
+
+def _as_samples(rows: list) -> list[tuple[str, str]]:
+    return [(" ".join(text) if isinstance(text, (list, tuple)) else str(text), str(label))
+            for text, label in rows]
+
+
+def _eval_segment(name: str, segment: str | None) -> str:
+    """``segment``, else ``dev`` where the dataset has one, else ``test``: GLUE withholds
+    its test labels, so its ``dev`` is the segment papers report."""
+    if segment is not None:
+        return segment
+    import gluon_hub
+
+    return "dev" if "dev" in gluon_hub.dataset_info(name).segments else "test"
+
+
+def load_hub_splits(name: str, segment: str | None, root: str | None) -> tuple[list, list]:
+    """Train and evaluation samples of hub dataset ``name``, checked to be labelled
+    single sentences (rows of ``(sentence, label)``)."""
+    train_rows = _hub_rows(name, "train", root)
+    if any(len(row) != 2 for row in train_rows):
+        raise ValueError(f"dataset {name!r} does not hold (sentence, label) rows (sentence "
+                         f"pairs?); textCNN classifies single sentences, e.g. "
+                         f"{' or '.join(HUB_DATASETS)}")
+    segment = _eval_segment(name, segment)
+    test_rows = _hub_rows(name, segment, root)
+    # A row shorter than the training rows is a sentence without its label.
+    if any(len(row) < 2 for row in test_rows):
+        import gluon_hub
+
+        others = [s for s in gluon_hub.dataset_info(name).segments if s not in ("train", segment)]
+        hint = f"--test-segment {' or '.join(others)}" if others else "another segment"
+        raise ValueError(f"segment {segment!r} of {name!r} has no labels (GLUE withholds its "
+                         f"test labels), so it cannot be scored: evaluate on {hint}")
+    return _as_samples(train_rows), _as_samples(test_rows)
 
 
 def load_splits(args: argparse.Namespace) -> tuple[list, list]:
     """Train and test samples, each a list of ``(sentence, label)``."""
     if args.dataset:
-        return (_hub_split(args.dataset, "train", args.data_root),
-                _hub_split(args.dataset, args.test_segment, args.data_root))
+        return load_hub_splits(args.dataset, args.test_segment, args.data_root)
     if not (args.train and args.test and args.format):
         raise ValueError("give --dataset NAME, or --format with --train and --test files")
     read = READERS[args.format]
@@ -131,9 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(READERS), help="format of --train and --test")
     p.add_argument("--train", type=Path, help="training file")
     p.add_argument("--test", type=Path, help="test file")
-    p.add_argument("--dataset", help="a hub dataset instead of files, e.g. trec or sst2")
+    p.add_argument("--dataset", help="a hub dataset instead of files: "
+                                     f"{' or '.join(HUB_DATASETS)} (needs gluon-nlp-core)")
     p.add_argument("--data-root", help="where the hub dataset's files are")
-    p.add_argument("--test-segment", default="test", help="segment of --dataset to evaluate on")
+    p.add_argument("--test-segment", help="segment of --dataset to evaluate on (default: dev "
+                                          "where the dataset has one, else test)")
     p.add_argument("--embedding", type=Path, help="word vectors (GloVe or word2vec text format)")
     p.add_argument("--embed-size", type=int, default=300, help="vector size for --mode rand")
     p.add_argument("--windows", default="3,4,5", help="filter widths, comma-separated")
@@ -273,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         train(args)
-    except (TextPluginMissingError, ValueError, FileNotFoundError) as exc:
+    except (TextPluginMissingError, ValueError, FileNotFoundError, HubError) as exc:
         print(f"train_textcnn: error: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {args.out}")

@@ -88,3 +88,50 @@ def word2vec_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("vectors") / "vectors.txt"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+#: The text plugin's dataset fixtures, read in place: textCNN's hub-dataset path uses them.
+NLP_FIXTURES = Path(__file__).resolve().parents[2] / "gluon-nlp-core" / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def nlp_fixtures() -> Path:
+    """The folder of gluon-nlp-core's small dataset files; these tests run in this repository."""
+    if not NLP_FIXTURES.is_dir():
+        raise FileNotFoundError(f"gluon-nlp-core's test fixtures are not at {NLP_FIXTURES}; "
+                                "run the contrib tests from the gluon_hub repository")
+    return NLP_FIXTURES
+
+
+#: TREC coarse classes and the question word that decides each in the toy set.
+TREC_WORDS = {"HUM:ind": "who", "NUM:date": "when", "LOC:other": "where"}
+TREC_FILLER = "is was the first famous old city river king born built named in of".split()
+
+
+@pytest.fixture(scope="session")
+def trec_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """TREC format (``LABEL:fine question``): 60 training and 15 test questions."""
+    root = tmp_path_factory.mktemp("trec")
+    rng = random.Random(2)
+    labels = sorted(TREC_WORDS)
+    paths = []
+    for name, count in (("train_5500.label", 60), ("TREC_10.label", 15)):
+        lines = []
+        for i in range(count):
+            label = labels[i % len(labels)]
+            words = [rng.choice(TREC_FILLER) for _ in range(rng.randint(3, 7))]
+            lines.append(f"{label} {TREC_WORDS[label].capitalize()} {' '.join(words)} ?")
+        (root / name).write_text("\n".join(lines) + "\n", encoding="latin-1")
+        paths.append(root / name)
+    return paths[0], paths[1]
+
+
+@pytest.fixture(scope="session")
+def trec_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """8-d GloVe-format vectors of the toy TREC words (no header line)."""
+    rng = random.Random(3)
+    lines = [w + " " + " ".join(f"{rng.uniform(-1, 1):.4f}" for _ in range(8))
+             for w in list(TREC_WORDS.values()) + TREC_FILLER]
+    path = tmp_path_factory.mktemp("trec_vectors") / "glove.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path

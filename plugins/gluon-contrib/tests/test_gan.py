@@ -24,6 +24,15 @@ def test_cycle_and_identity_losses_are_weighted_l1():
     assert float(gluon_hub.get_loss("cycle_consistency", weight=1.0)(b, a).asscalar()) == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("name", ["lsgan", "cycle_consistency", "identity_mapping"])
+def test_unknown_loss_keywords_get_the_hubs_message(name):
+    """The factories' explicit signatures let the hub name the accepted keywords."""
+    with pytest.raises(TypeError, match=r"'bogus'; accepted: weight$"):
+        gluon_hub.get_loss(name, bogus=1)
+    with pytest.raises(ValueError, match="non-negative"):
+        gluon_hub.get_loss(name, weight=-1.0)
+
+
 def _batch(value: float):
     return mx.nd.full((1, 3, 2, 2), value)
 

@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 from gluon_contrib import train_cyclegan
+from gluon_contrib.cyclegan import PatchDiscriminator, ResnetGenerator
+from gluon_contrib.gan import LSGANLoss
+from gluon_contrib.images import list_images, load_image
 from gluon_hub.cli import main as hub_main
+from gluon_hub.compat import mx
 
 SMALL = ["--size", "32", "--ngf", "8", "--ndf", "8", "--n-blocks", "2", "--epochs", "10",
          "--epochs-decay", "2", "--log-every", "1000"]
@@ -24,7 +28,7 @@ def trained(image_domains, tmp_path_factory):
     return out
 
 
-def test_cycle_loss_decreases(trained):
+def test_cycle_and_identity_losses_decrease(trained):
     history = json.loads((trained / "history.json").read_text())
     cycle = history["cycle"]
     assert len(cycle) == 36
@@ -33,6 +37,43 @@ def test_cycle_loss_decreases(trained):
     assert all(np.isfinite(history[k]).all() for k in ("g_gan", "d_a", "d_b"))
     for name in ("G_AB", "G_BA", "D_A", "D_B"):
         assert (trained / f"{name}.params").stat().st_size > 0
+
+
+def _folder(folder):
+    """Every image of ``folder`` as one batch at the training size."""
+    return mx.nd.concat(*[load_image(path, 32) for path in list_images(folder)], dim=0)
+
+
+def _mean_score(d, images) -> float:
+    return float(d(images).mean().asscalar())
+
+
+@pytest.mark.parametrize("d_name, g_name, src, dst", [("D_B", "G_AB", 0, 1), ("D_A", "G_BA", 1, 0)])
+def test_trained_discriminators_tell_real_from_generated(trained, image_domains,
+                                                         d_name, g_name, src, dst):
+    """After 36 iterations each discriminator scores its domain's real images near the
+    real target 1 and the generator's translations near the fake target 0."""
+    d, g = PatchDiscriminator(ndf=8), ResnetGenerator(ngf=8, n_blocks=2)
+    d.load_parameters(str(trained / f"{d_name}.params"))
+    g.load_parameters(str(trained / f"{g_name}.params"))
+    real, generated = _folder(image_domains[dst]), g(_folder(image_domains[src]))
+    assert _mean_score(d, real) > 0.5 > _mean_score(d, generated)
+    d_loss = json.loads((trained / "history.json").read_text())[d_name.lower()]
+    assert np.mean(d_loss[-6:]) < 0.7 * np.mean(d_loss[:6])
+
+
+def test_a_discriminator_step_moves_real_scores_to_1_and_fake_ones_to_0(image_domains):
+    """The script's D update alone, on a fixed batch against a fixed, untrained generator."""
+    mx.random.seed(0)
+    d, g = PatchDiscriminator(ndf=8), ResnetGenerator(ngf=8, n_blocks=2)
+    for net in (d, g):
+        net.initialize(mx.init.Normal(0.02))
+    real, fake = _folder(image_domains[1]), g(_folder(image_domains[0]))
+    trainer = mx.gluon.Trainer(d.collect_params(), "adam", {"learning_rate": 2e-4, "beta1": 0.5})
+    losses = [train_cyclegan.discriminator_step(trainer, LSGANLoss(), [(d, real, fake)])[0]
+              for _ in range(10)]
+    assert losses[-1] < 0.1 * losses[0]
+    assert abs(_mean_score(d, real) - 1) < 0.05 and abs(_mean_score(d, fake)) < 0.05
 
 
 def test_translate_writes_an_image_of_the_generator(trained, image_domains, tmp_path, capsys):

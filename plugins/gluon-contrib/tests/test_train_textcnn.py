@@ -1,4 +1,4 @@
-"""The textCNN training script end to end on a learnable toy set, and its inputs."""
+"""The textCNN training script end to end on learnable toy sets, and its inputs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+import gluon_hub
 from gluon_contrib import train_textcnn
 from gluon_contrib.wordvectors import embedding_matrix, read_word_vectors
 
@@ -40,19 +41,75 @@ def test_multichannel_trains_from_a_word2vec_file(sst_files, word2vec_file, tmp_
     assert json.loads((tmp_path / "config.json").read_text())["embed_size"] == 8
 
 
-def test_static_keeps_the_pretrained_vectors(sst_files, word2vec_file, tmp_path):
-    from gluon_hub.compat import mx
+def _trained_net(out):
+    """The network, vocabulary and config a run wrote to ``out``."""
     from gluon_contrib.textcnn import TextCNN
     from gluon_nlp_core.text import Vocab
 
-    _run(sst_files, tmp_path, "--mode", "static", "--embedding", str(word2vec_file), "--epochs", "2")
-    config = json.loads((tmp_path / "config.json").read_text())
-    net = TextCNN(config["vocab_size"], 2, embed_size=8, mode="static", num_filters=8)
-    net.load_parameters(str(tmp_path / "textcnn.params"))
-    vocab = Vocab.from_json((tmp_path / "vocab.json").read_text())
-    vectors = read_word_vectors(word2vec_file)
-    stored = net.embedding.weight.data()[vocab["great"]].asnumpy()
-    np.testing.assert_allclose(stored, vectors["great"], rtol=1e-6)
+    config = json.loads((out / "config.json").read_text())
+    net = TextCNN(config["vocab_size"], config["num_classes"], embed_size=config["embed_size"],
+                  mode=config["mode"], windows=config["windows"], num_filters=config["num_filters"])
+    net.load_parameters(str(out / "textcnn.params"))
+    return net, Vocab.from_json((out / "vocab.json").read_text()), config
+
+
+@pytest.mark.parametrize("mode", ["rand", "static", "non-static", "multichannel"])
+def test_every_variant_learns_trec_and_tunes_only_its_non_static_vectors(
+        mode, trec_files, trec_vectors, tmp_path):
+    train, test = trec_files
+    vectors = ["--embed-size", "8"] if mode == "rand" else ["--embedding", str(trec_vectors)]
+    code = train_textcnn.main(["--format", "trec", "--train", str(train), "--test", str(test),
+                               "--out", str(tmp_path), "--mode", mode, "--num-filters", "8",
+                               "--batch-size", "10", "--epochs", "10", *vectors])
+    assert code == 0
+    loss = json.loads((tmp_path / "history.json").read_text())["train_loss"]
+    assert loss[-1] < 0.6 * loss[0]
+    net, vocab, config = _trained_net(tmp_path)
+    assert config["labels"] == ["HUM", "LOC", "NUM"] and config["embed_size"] == 8
+    if mode == "rand":
+        return
+    pretrained = read_word_vectors(trec_vectors)
+    rows = vocab[sorted(pretrained)]
+    expected = np.stack([pretrained[word] for word in sorted(pretrained)])
+    trained = net.embedding.weight.data().asnumpy()[rows]
+    if mode == "static":
+        np.testing.assert_array_equal(trained, expected)
+    else:  # every word occurs in training, so each of its vectors was tuned
+        assert (np.abs(trained - expected).max(axis=1) > 1e-4).all()
+    if mode == "multichannel":
+        np.testing.assert_array_equal(net.static_embedding.weight.data().asnumpy()[rows], expected)
+
+
+def _train_on_hub_dataset(out, *args):
+    return train_textcnn.main(["--embed-size", "8", "--num-filters", "4", "--epochs", "2",
+                               "--out", str(out), *args])
+
+
+def test_an_unlabelled_glue_test_segment_is_refused_with_the_fix(nlp_fixtures, tmp_path, capsys):
+    code = _train_on_hub_dataset(tmp_path, "--dataset", "glue_sst2", "--data-root",
+                                 str(nlp_fixtures / "glue_sst2"), "--test-segment", "test")
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "'test' of 'glue_sst2' has no labels" in err and "--test-segment dev" in err
+
+
+def test_glue_sst2_is_evaluated_on_dev_and_trec_on_test_by_default(nlp_fixtures, tmp_path, capsys):
+    assert _train_on_hub_dataset(tmp_path / "sst2", "--dataset", "glue_sst2", "--data-root",
+                                 str(nlp_fixtures / "scripts_sst2")) == 0
+    assert "8 train / 4 test sentences, 2 classes" in capsys.readouterr().out  # dev.tsv's 4
+    assert _train_on_hub_dataset(tmp_path / "trec", "--dataset", "trec", "--data-root",
+                                 str(nlp_fixtures / "trec")) == 0
+    assert "6 train / 2 test sentences, 6 classes" in capsys.readouterr().out
+
+
+def test_hub_dataset_names_are_real_and_misnames_are_explained(nlp_fixtures, tmp_path, capsys):
+    assert set(train_textcnn.HUB_DATASETS) <= set(gluon_hub.list_datasets())
+    assert "trec or glue_sst2" in train_textcnn.build_parser().format_help()
+    assert _train_on_hub_dataset(tmp_path, "--dataset", "sst2") == 1
+    assert "did you mean: glue_sst2" in capsys.readouterr().err
+    assert _train_on_hub_dataset(tmp_path, "--dataset", "glue_mrpc", "--data-root",
+                                 str(nlp_fixtures / "glue_mrpc")) == 1
+    assert "textCNN classifies single sentences" in capsys.readouterr().err
 
 
 def test_pretrained_modes_need_a_vector_file(sst_files, tmp_path, capsys):
