@@ -233,8 +233,19 @@ def _check_factory_signature(findings: list[Finding], spec: Any) -> None:
 # -- building ------------------------------------------------------------------------
 
 
+def _batch_axis(input_spec: InputSpec) -> int:
+    """Where the batch axis goes: where the layout puts ``N`` (``"TN"`` for time-major
+    language models), else first."""
+    layout, shape = input_spec.layout, input_spec.shape or ()
+    if "N" in layout and len(layout) == len(shape) + 1:
+        return layout.index("N")
+    return 0
+
+
 def _example_shape(input_spec: InputSpec, batch_size: int, free_dim: int) -> tuple[int, ...]:
-    return (batch_size,) + tuple(free_dim if d is None else d for d in input_spec.shape or ())
+    shape = [free_dim if d is None else d for d in input_spec.shape or ()]
+    shape.insert(_batch_axis(input_spec), batch_size)
+    return tuple(shape)
 
 
 def _example_inputs(spec: ModelSpec, batch_size: int, free_dim: int) -> list[Any]:
@@ -276,8 +287,10 @@ def check_model(
 ) -> tuple[list[Finding], Any]:
     """Build a model without weights, run a batch through it and check the output.
 
-    Dimensions the input spec leaves free (``None``) get ``free_dim``. Where the model
-    returns several arrays, ``output_shape`` describes the first. Returns the findings and
+    Dimensions the input spec leaves free (``None``) get ``free_dim``; the batch axis goes
+    where the input layout puts ``N`` (first when there is no layout), in the inputs and
+    the output alike. Where the model returns several arrays, ``output_shape`` describes
+    the first. Returns the findings and
     the network (``None`` when it could not be built).
     """
     from . import load
@@ -305,14 +318,18 @@ def check_model(
     if isinstance(output, (list, tuple)):
         output = output[0]
     actual = tuple(output.shape)
-    if actual[:1] != (batch_size,):
+    axis = _batch_axis(spec.input)  # outputs keep the batch axis where the input has it
+    if actual[axis:axis + 1] != (batch_size,):
         findings.append(Finding(ERROR, subject, "output-shape",
-                                f"output {actual} does not keep the batch axis first "
+                                f"output {actual} does not keep the batch axis at position "
+                                f"{axis}, as the input layout {spec.input.layout!r} has it "
                                 f"(batch of {batch_size})"))
-    elif spec.output_shape is not None and not _shape_matches(actual[1:], spec.output_shape):
+    elif spec.output_shape is not None and not _shape_matches(
+            actual[:axis] + actual[axis + 1:], spec.output_shape):
         findings.append(Finding(ERROR, subject, "output-shape",
-                                f"output shape {actual[1:]} (without the batch axis) differs "
-                                f"from the declared output_shape {spec.output_shape}"))
+                                f"output shape {actual[:axis] + actual[axis + 1:]} (without the "
+                                f"batch axis) differs from the declared output_shape "
+                                f"{spec.output_shape}"))
     if spec.num_params is not None:
         count = count_parameters(net)
         if count != spec.num_params:

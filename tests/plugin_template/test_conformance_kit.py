@@ -75,6 +75,19 @@ def test_every_declared_input_is_fed(fake_plugin):
     assert "extra input 2 has no shape" in failing["kit_no_shape"][1]
 
 
+def test_the_batch_axis_goes_where_the_layout_puts_it(fake_plugin):
+    time_major = dict(factory="plugin_kit_models:time_major_net", num_params=55,
+                      input=InputSpec(shape=(None,), layout="TN", dtype="int32"))
+    fake_plugin("kittime", models=[
+        good_spec("kit_tn", **time_major, output_shape=(None, 3)),
+        good_spec("kit_tn_wrong", **time_major, output_shape=(None, 4)),
+    ])
+    report = check_plugin("kittime", batch_size=2, free_dim=5)
+    [error] = report.errors
+    assert "kit_tn_wrong" in error.subject and error.check == "output-shape"
+    assert "(5, 3)" in error.message  # time kept, the batch of 2 at axis 1 taken out
+
+
 def test_free_axes_and_batch_size_are_honoured(fake_plugin):
     fake_plugin("kitfree", models=[good_spec(input=InputSpec(shape=(None,), layout="NC"),
                                             output_shape=(None,))])

@@ -6,7 +6,13 @@ module joins them with what is known about each architecture. The files are Gluo
 the one GluonNLP published.
 
 A weight variant's description names the vocabulary it needs (fetch it with
-``gluon_nlp_core.text.load_vocab(name)``) and the ``vocab_size`` to build the model with.
+``gluon_nlp_core.text.load_vocab(name)``); a variant whose vocabulary is not the factory's
+default size (the first variant's) carries ``vocab_size`` in its ``kwargs``, so that
+``gluon_hub.load(name, pretrained=tag)`` builds the embedding and decoder its file holds.
+
+Token ids, token types, valid lengths and masked positions are declared ``int32``: the
+models take them as integers (or as GluonNLP's floats), and the conformance kit feeds
+integer inputs with ones, which are valid in every one of these roles.
 """
 
 from __future__ import annotations
@@ -18,15 +24,24 @@ from gluon_hub.specs import FileRef, InputSpec, Metric, ModelSpec, WeightVariant
 
 _MODELS = "gluon_nlp_core.models"
 
+_TOKENS = InputSpec(shape=(None,), layout="NT", dtype="int32")
 _BERT = dict(
     task="text-encoding",
-    input=InputSpec(shape=(None,), layout="NT"),
+    input=_TOKENS,
+    # token_types, valid_length, masked_positions: the default model has the masked-LM
+    # decoder, which needs the positions to score.
+    extra_inputs=(_TOKENS, InputSpec(shape=(), layout="N", dtype="int32"),
+                  InputSpec(shape=(None,), layout="NT", dtype="int32")),
     license="Apache-2.0",
     paper="https://arxiv.org/abs/1810.04805",
 )
+#: Published LM and NMT vocabularies (wikitext-2, WMT2014 BPE), the factories' defaults.
+_WIKITEXT2_VOCAB, _WMT2014_VOCAB = 33278, 36794
 _LM = dict(
     task="language-modeling",
-    input=InputSpec(shape=(None,), layout="TN"),
+    # Time-major, (length, batch): one free axis beside the batch axis.
+    input=InputSpec(shape=(None,), layout="TN", dtype="int32"),
+    output_shape=(None, _WIKITEXT2_VOCAB),
     license="Apache-2.0",
 )
 _STANDARD_LM_PAPER = "https://arxiv.org/abs/1409.2329"
@@ -37,6 +52,7 @@ _ARCHITECTURES: dict[str, dict] = {
     "bert_12_768_12": dict(
         _BERT,
         factory=f"{_MODELS}.bert:bert_12_768_12",
+        output_shape=(None, 768),  # the sequence encoding, first of the outputs
         description="BERT-base encoder (12 layers, 768 units, 12 heads) with pooler, masked-LM "
         "and next-sentence heads; BERT WordPiece tokenizer, at most 512 tokens",
         tags=("bert", "transformer", "wordpiece", "max_length:512"),
@@ -44,6 +60,7 @@ _ARCHITECTURES: dict[str, dict] = {
     "bert_24_1024_16": dict(
         _BERT,
         factory=f"{_MODELS}.bert:bert_24_1024_16",
+        output_shape=(None, 1024),
         description="BERT-large encoder (24 layers, 1024 units, 16 heads) with pooler, "
         "masked-LM and next-sentence heads; BERT WordPiece tokenizer, at most 512 tokens",
         tags=("bert", "transformer", "wordpiece", "max_length:512"),
@@ -88,7 +105,9 @@ _ARCHITECTURES: dict[str, dict] = {
     "transformer_en_de_512": dict(
         task="machine-translation",
         factory=f"{_MODELS}.transformer:transformer_en_de_512",
-        input=InputSpec(shape=(None,), layout="NT"),
+        input=_TOKENS,
+        extra_inputs=(_TOKENS,),  # teacher-forced target; valid lengths are optional
+        output_shape=(None, _WMT2014_VOCAB),
         description="Transformer-base English-German translation (6+6 layers, 512 units), "
         "shared source/target BPE vocabulary; at most 530 source, 549 target tokens",
         license="Apache-2.0",
@@ -103,11 +122,12 @@ def _load_data() -> dict:
     return json.loads(text)
 
 
-def _variant(name: str, entry: dict, sources: dict[str, str]) -> WeightVariant:
+def _variant(name: str, entry: dict, sources: dict[str, str],
+             default_vocab_size: int) -> WeightVariant:
     sha1 = entry["sha1"]
     stem = f"{name}_{entry['tag']}-{sha1[:8]}"
-    how = f"vocabulary {entry['vocab']!r} ({entry['vocab_size']} tokens, build with " \
-          f"vocab_size={entry['vocab_size']})"
+    size = entry["vocab_size"]
+    how = f"vocabulary {entry['vocab']!r} ({size} tokens)"
     if "lower" in entry:
         how += "; lower-case the text" if entry["lower"] else "; keep the case"
     return WeightVariant(
@@ -117,6 +137,7 @@ def _variant(name: str, entry: dict, sources: dict[str, str]) -> WeightVariant:
         metrics=tuple(Metric(metric, value, dataset, split, sources[source])
                       for metric, value, dataset, split, source in entry.get("metrics", ())),
         description=how,
+        kwargs={} if size == default_vocab_size else {"vocab_size": size},
     )
 
 
@@ -126,7 +147,9 @@ def model_specs() -> list[ModelSpec]:
     specs = []
     for name, arch in _ARCHITECTURES.items():
         entry = data["models"][name]
-        weights = tuple(_variant(name, w, data["sources"]) for w in entry["weights"])
+        # The factories default to the first variant's vocabulary (a test checks this).
+        default = entry["weights"][0]["vocab_size"]
+        weights = tuple(_variant(name, w, data["sources"], default) for w in entry["weights"])
         specs.append(ModelSpec(name=name, weights=weights, num_params=entry["num_params"],
                                **arch))
     return specs

@@ -22,16 +22,30 @@ from gluonnlp.model.translation import NMTModel
 import gluon_hub
 from gluon_hub._factory import import_object
 from gluon_hub.compat import mx
+from gluon_hub.testing import count_parameters
+from gluon_nlp_core.models.bert import BERTClassifier, BERTForQA, BERTForQALoss
 
 NAMES = gluon_hub.list_models(plugin="nlp")
 VOCAB_SIZE = 50
 TINY_BERT = dict(num_layers=2, units=16, hidden_size=32, num_heads=2, max_length=24)
 TINY_NMT = dict(num_layers=2, units=16, hidden_size=32, num_heads=4)
+#: Sizes of GluonNLP 0.10's published BERT vocabularies, as its own test suite asserts them
+#: (tests/unittest/test_models.py, test_pretrained_bert_models): an independent check of
+#: the sizes in _model_data.json.
+BERT_VOCAB_SIZES = {
+    "book_corpus_wiki_en_uncased": 30522,
+    "book_corpus_wiki_en_cased": 28996,
+    "wiki_multilingual_uncased": 105879,
+    "wiki_multilingual_cased": 119547,
+    "wiki_cn_cased": 21128,
+}
 
 
-def _vocab(cls=gluonnlp.Vocab):
-    """A vocabulary of at least VOCAB_SIZE entries (the classes add special tokens)."""
-    return cls(gluonnlp.data.count_tokens(f"w{i}" for i in range(VOCAB_SIZE)))
+def _vocab(cls=gluonnlp.Vocab, size=None):
+    """A vocabulary of ``size`` tokens, or of VOCAB_SIZE words plus the class's specials."""
+    specials = len(cls(gluonnlp.data.count_tokens([])))
+    words = VOCAB_SIZE if size is None else size - specials
+    return cls(gluonnlp.data.count_tokens(f"w{i}" for i in range(words)))
 
 
 def _factory(name):
@@ -53,19 +67,20 @@ def _tiny_lm_sizes(name):
     return dict(embed_size=8, hidden_size=12)
 
 
-def _reference(name, full_size=False):
-    """GluonNLP's model (small unless full_size) and the kwargs that build ours alike."""
+def _reference(name, full_size=False, vocab_size=None):
+    """GluonNLP's model (small unless full_size; with a vocabulary of ``vocab_size``, else
+    a small one) and the kwargs that build ours alike."""
     family = _family(name)
     if family == "bert":
         sizes = {} if full_size else TINY_BERT
         extra = {} if full_size else dict(embed_size=TINY_BERT["units"])
-        vocab = _vocab(gluonnlp.vocab.BERTVocab)
+        vocab = _vocab(gluonnlp.vocab.BERTVocab, vocab_size)
         net, _ = ref_bert.get_bert_model(name, vocab=vocab, pretrained=False,
                                          hparam_allow_override=True, **sizes, **extra)
         return net, dict(vocab_size=len(vocab), **sizes)
     if family in ("standard_lstm_lm", "awd_lstm_lm"):
         sizes = {} if full_size else _tiny_lm_sizes(name)
-        vocab = _vocab()
+        vocab = _vocab(size=vocab_size)
         net, _ = gluonnlp.model.get_model(name, vocab=vocab, pretrained=False,
                                           hparam_allow_override=True, **sizes)
         return net, dict(vocab_size=len(vocab), **sizes)
@@ -77,7 +92,7 @@ def _reference(name, full_size=False):
         num_layers=sizes.get("num_layers", hparams["num_layers"]),
         num_heads=sizes.get("num_heads", hparams["num_heads"]), dropout=hparams["dropout"],
         scaled=hparams["scaled"], max_src_length=530, max_tgt_length=549)
-    vocab = _vocab()
+    vocab = _vocab(size=vocab_size)
     net = NMTModel(vocab, vocab, encoder, decoder, one_step, share_embed=True,
                    embed_size=units, tie_weights=True, embed_initializer=None,
                    prefix="transformer_")
@@ -129,16 +144,18 @@ def test_same_parameters_give_same_outputs(name, tmp_path):
     ours.hybridize()
     for want, have in zip(expected, _flatten(ours(*inputs))):
         np.testing.assert_allclose(have.asnumpy(), want.asnumpy(), rtol=1e-4, atol=1e-5)
+    if _family(name) == "bert":  # integer ids, types, lengths and positions, as declared
+        integers = [x.astype("int32") for x in inputs]
+        for want, have in zip(expected, _flatten(ours(*integers))):
+            np.testing.assert_allclose(have.asnumpy(), want.asnumpy(), rtol=1e-4, atol=1e-5)
 
 
 def _shapes(net):
     return {key: param.shape for key, param in net._collect_params_with_prefix().items()}
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_full_size_parameter_names_and_shapes_match(name):
-    reference, kwargs = _reference(name, full_size=True)
-    ours = _factory(name)(vocab_size=kwargs["vocab_size"])
+def _assert_same_structure(reference, ours):
+    """Same parameter names, and shapes equal where both sides know them."""
     want, have = _shapes(reference), _shapes(ours)
     assert sorted(have) == sorted(want)
     for key, shape in want.items():
@@ -147,12 +164,142 @@ def test_full_size_parameter_names_and_shapes_match(name):
         assert all(a == b or 0 in (a, b) for a, b in zip(shape, have[key])), key
 
 
+def _default_vocab_size(name):
+    return inspect.signature(_factory(name)).parameters["vocab_size"].default
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_published_variants_name_the_vocabulary_size_the_factory_defaults_to(name):
+def test_full_size_parameter_names_and_shapes_match(name):
+    reference, kwargs = _reference(name, full_size=True)
+    _assert_same_structure(reference, _factory(name)(vocab_size=kwargs["vocab_size"]))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_num_params_is_gluonnlps_count(name):
+    # The conformance kit checks our built model against num_params; this checks the
+    # number itself against GluonNLP's model at full size with the default vocabulary.
+    reference, _ = _reference(name, full_size=True, vocab_size=_default_vocab_size(name))
+    reference.collect_params().setattr("grad_req", "null")  # no gradient buffers
+    reference.initialize(mx.init.Zero())
+    reference(*_inputs(name, np.random.RandomState(0)))  # completes deferred shapes
+    assert count_parameters(reference) == gluon_hub.info(name).num_params
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_weight_variants_build_the_architecture_of_their_file(name):
     spec = gluon_hub.info(name)
-    default = inspect.signature(_factory(name)).parameters["vocab_size"].default
+    default = _default_vocab_size(name)
     first = spec.weights[0]
-    assert f"vocab_size={default}" in first.description
+    assert not first.kwargs, "the factory's defaults are the first variant's"
     assert first.file.filename == (
         f"gluon/models/{name}_{first.tag}-{first.file.digest[:8]}.zip")
     assert first.file.extract.endswith(".params") and first.file.algorithm == "sha1"
+    for variant in spec.weights:
+        size = {**spec.kwargs, **variant.kwargs}.get("vocab_size", default)
+        assert f"({size} tokens)" in variant.description, variant.tag
+        if _family(name) == "bert":
+            assert size == BERT_VOCAB_SIZES[variant.tag], variant.tag
+        assert variant.kwargs == ({} if size == default else {"vocab_size": size})
+
+
+def _gluonnlp_bert(name, vocab_size):
+    """GluonNLP's full-size BERTModel built directly (get_model would fetch a vocabulary)."""
+    hparams = ref_bert.bert_hparams[name]
+    encoder = ref_bert.BERTEncoder(
+        num_layers=hparams["num_layers"], units=hparams["units"],
+        hidden_size=hparams["hidden_size"], max_length=hparams["max_length"],
+        num_heads=hparams["num_heads"], dropout=hparams["dropout"])
+    return ref_bert.BERTModel(
+        encoder, vocab_size, token_type_vocab_size=hparams["token_type_vocab_size"],
+        units=hparams["units"], embed_size=hparams["embed_size"],
+        word_embed=hparams["word_embed"])
+
+
+@pytest.mark.parametrize("name, tag", [
+    (name, variant.tag) for name in NAMES for variant in gluon_hub.info(name).weights
+    if variant.kwargs])
+def test_variant_kwargs_give_the_embedding_and_decoder_of_gluonnlps_model(name, tag):
+    spec = gluon_hub.info(name)
+    variant = spec.weight(tag)
+    size = variant.kwargs["vocab_size"]
+    ours = _factory(name)(**{**spec.kwargs, **variant.kwargs})  # as load(pretrained=tag)
+    reference = _gluonnlp_bert(name, size)
+    _assert_same_structure(reference, ours)
+    want, have = _shapes(reference), _shapes(ours)
+    vocab_sized = [key for key, shape in want.items() if size in shape]
+    assert {"word_embed.0.weight", "decoder.3.bias"} <= set(vocab_sized)
+    for key in vocab_sized:
+        assert have[key] == want[key], key
+
+
+# -- fine-tuning heads -------------------------------------------------------------------
+
+
+def _tiny_berts(**heads):
+    """GluonNLP's tiny BERTModel and ours, built alike with the given heads."""
+    vocab = _vocab(gluonnlp.vocab.BERTVocab)
+    reference, _ = ref_bert.get_bert_model(
+        "bert_12_768_12", vocab=vocab, pretrained=False, hparam_allow_override=True,
+        embed_size=TINY_BERT["units"], **TINY_BERT, **heads)
+    return reference, _factory("bert_12_768_12")(vocab_size=len(vocab), **TINY_BERT, **heads)
+
+
+def _check_both_modes(ours, inputs, expected):
+    np.testing.assert_allclose(ours(*inputs).asnumpy(), expected, rtol=1e-5, atol=1e-5)
+    ours.hybridize()
+    np.testing.assert_allclose(ours(*inputs).asnumpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_sentence_classifier_matches_gluonnlps(tmp_path):
+    reference_bert, ours_bert = _tiny_berts(use_pooler=True, use_decoder=False,
+                                            use_classifier=False)
+    # With dropout, the dense layer is the second of the classifier on both sides.
+    reference = ref_bert.BERTClassifier(reference_bert, num_classes=3, dropout=0.1)
+    mx.random.seed(0)
+    reference.initialize(mx.init.Normal(0.2))
+    tokens, types, valid, _ = _inputs("bert_12_768_12", np.random.RandomState(0))
+    expected = reference(tokens, types, valid).asnumpy()  # not recording: no dropout
+    path = str(tmp_path / "classifier.params")
+    reference.save_parameters(path)
+
+    ours = BERTClassifier(ours_bert, num_classes=3, dropout=0.1)
+    ours.load_parameters(path)  # strict: the same parameter names and shapes
+    _check_both_modes(ours, (tokens, types, valid), expected)
+
+
+def _log_softmax(logits):
+    top = logits.max(axis=-1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+
+
+def test_squad_head_is_a_dense_layer_over_gluonnlps_sequence_output(tmp_path):
+    # GluonNLP keeps its QA head in scripts/bert/model/qa.py (BertForQA): Dense(2,
+    # flatten=False) over BERT's sequence output, channel 0 the start and channel 1 the end
+    # scores. Here it is computed in numpy over GluonNLP's BERTModel, same parameters.
+    reference, ours_bert = _tiny_berts(use_pooler=False, use_decoder=False,
+                                       use_classifier=False)
+    mx.random.seed(0)
+    reference.initialize(mx.init.Normal(0.2))
+    tokens, types, valid, _ = _inputs("bert_12_768_12", np.random.RandomState(0))
+    sequence = reference(tokens, types, valid).asnumpy().astype(np.float64)
+    path = str(tmp_path / "bert.params")
+    reference.save_parameters(path)
+    rng = np.random.RandomState(1)
+    weight, bias = rng.normal(0, 0.5, (2, TINY_BERT["units"])), rng.normal(0, 0.5, (2,))
+    scores = sequence @ weight.T + bias  # (batch, length, 2)
+
+    ours = BERTForQA(ours_bert)
+    ours.bert.load_parameters(path)
+    ours.span_classifier.initialize()
+    ours.span_classifier.weight.set_data(mx.nd.array(weight))
+    ours.span_classifier.bias.set_data(mx.nd.array(bias))
+    _check_both_modes(ours, (tokens, types, valid), scores)
+
+    # The loss is the mean of the start and the end cross-entropy of each sample.
+    start, end = np.array([0, 2, 5]), np.array([3, 2, 5])
+    loss = BERTForQALoss()(ours(tokens, types, valid), mx.nd.array(start),
+                           mx.nd.array(end)).asnumpy()
+    rows = np.arange(len(start))
+    want = -(_log_softmax(scores[..., 0])[rows, start]
+             + _log_softmax(scores[..., 1])[rows, end]) / 2
+    np.testing.assert_allclose(loss, want, rtol=1e-4)

@@ -63,8 +63,8 @@ def test_encode_pair_truncates_the_longer_sentence_and_sets_segments():
     assert vocab.to_tokens(ids) == ["[CLS]", "c", "a", "[SEP]"] and segments == [0] * 4
 
 
-@pytest.mark.parametrize("task", ["sst2", "mrpc"])
-def test_finetune_classifier_learns_and_scores_dev(task, tmp_path, capsys):
+@pytest.mark.parametrize("task, int8", [("sst2", False), ("sst2", True), ("mrpc", True)])
+def test_finetune_classifier_learns_and_scores_dev(task, int8, tmp_path, capsys):
     data = FIXTURES / f"scripts_{task}"
     columns = ["sentence"] if task == "sst2" else ["#1 String", "#2 String"]
     label_column = "label" if task == "sst2" else "Quality"
@@ -77,6 +77,8 @@ def test_finetune_classifier_learns_and_scores_dev(task, tmp_path, capsys):
             "--pretrained", "none", "--vocab-file", str(tmp_path / "vocab.json"),
             "--model-kwargs", json.dumps(TINY_BERT), "--max-len", "64", "--dropout", "0",
             "--epochs", "30", "--batch-size", "8", "--lr", "1e-3", "--log-interval", "10"]
+    if int8:
+        argv += ["--int8", "--calib-batches", "2"]
     assert finetune_classifier.main(argv) == 0
 
     results = json.loads((out / "results.json").read_text())
@@ -86,14 +88,30 @@ def test_finetune_classifier_learns_and_scores_dev(task, tmp_path, capsys):
     predictions = json.loads((out / "dev_predictions.json").read_text())
     labels = [row[label_column] for row in dev_rows]
     assert len(predictions) == len(labels)
-    expected = {"accuracy": sum(p == t for p, t in zip(predictions, labels)) / len(labels)}
-    if task == "mrpc":
-        tp = sum(p == t == "1" for p, t in zip(predictions, labels))
-        fp = sum(p == "1" != t for p, t in zip(predictions, labels))
-        fn = sum(t == "1" != p for p, t in zip(predictions, labels))
-        expected["f1"] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    expected = _glue_scores(task, predictions, labels)
     assert results["dev"] == pytest.approx(expected)
-    assert json.loads(capsys.readouterr().out) == pytest.approx({"task": task, **expected})
+    printed = json.loads(capsys.readouterr().out)
+    assert printed.pop("int8", None) == results.get("int8")
+    assert printed == pytest.approx({"task": task, **expected})
+
+    if int8:
+        report = results["int8"]
+        # Both models scored the dev segment: fp32 in the int8 run's batches (padded to
+        # --max-len) as in the ordinary ones, int8 as its predictions file says.
+        assert report["fp32"]["dev"] == pytest.approx(expected)
+        int8_predictions = json.loads((out / "dev_predictions_int8.json").read_text())
+        assert report["int8"]["dev"] == pytest.approx(
+            _glue_scores(task, int8_predictions, labels))
+        fp32_acc, int8_acc = expected["accuracy"], report["int8"]["dev"]["accuracy"]
+        assert report["accuracy_drop"] == pytest.approx(fp32_acc - int8_acc)
+        # Four dev sentences: int8 may change at most one answer of the trained model.
+        assert int8_acc >= fp32_acc - 0.25, report
+        assert sum(a == b for a, b in zip(int8_predictions, predictions)) >= len(labels) - 1
+        assert report["calibration"] == {"batches": 1, "mode": "naive"}  # 8 samples, batch 8
+        assert report["latency_ratio"] == pytest.approx(
+            report["int8"]["dev_seconds"] / report["fp32"]["dev_seconds"])
+    else:
+        assert "int8" not in results and not (out / "dev_predictions_int8.json").exists()
 
     # The saved parameters are the trained classifier: reloaded strictly, it predicts the same.
     bert = gluon_hub.load("bert_12_768_12", use_decoder=False, use_classifier=False,
@@ -108,6 +126,17 @@ def test_finetune_classifier_learns_and_scores_dev(task, tmp_path, capsys):
         scores = net(mx.nd.array([ids]), mx.nd.array([segments]), mx.nd.array([length]))
         again.append(str(int(scores.argmax(axis=-1).asscalar())))
     assert again == predictions
+
+
+def _glue_scores(task: str, predictions: list[str], labels: list[str]) -> dict[str, float]:
+    """GLUE's accuracy, and for MRPC the F1 of class "1", computed here from scratch."""
+    scores = {"accuracy": sum(p == t for p, t in zip(predictions, labels)) / len(labels)}
+    if task == "mrpc":
+        tp = sum(p == t == "1" for p, t in zip(predictions, labels))
+        fp = sum(p == "1" != t for p, t in zip(predictions, labels))
+        fn = sum(t == "1" != p for p, t in zip(predictions, labels))
+        scores["f1"] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return scores
 
 
 def test_scripts_refuse_bad_options_with_a_usage_error(tmp_path, capsys):

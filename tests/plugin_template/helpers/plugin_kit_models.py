@@ -31,3 +31,10 @@ class _ScaledDense(mx.gluon.HybridBlock):
 def two_input_net(classes: int = 3):
     """A dense layer over 4 features, its output scaled by a second, integer input."""
     return _ScaledDense(classes)
+
+
+def time_major_net(classes: int = 3):
+    """Token ids laid out (time, batch) in, scores (time, batch, classes) out, as an LM's."""
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Embedding(10, 4), mx.gluon.nn.Dense(classes, flatten=False, in_units=4))
+    return net

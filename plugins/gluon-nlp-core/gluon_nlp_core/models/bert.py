@@ -164,11 +164,14 @@ class BERTEncoder(HybridBlock):
         x = self.layer_norm(x)
         attn_len = None
         if valid_length is not None:
-            # softmax(length=...) wants one length per (batch * head, query) row.
-            per_query = F.broadcast_add(F.reshape(valid_length, shape=(-1, 1, 1)),
-                                        F.reshape(F.zeros_like(steps), shape=(1, 1, -1)))
+            # softmax(length=...) wants one int32 length per (batch * head, query) row;
+            # valid lengths come as floats (GluonNLP's habit) or as integers.
+            lengths = F.cast(valid_length, dtype="int32")
+            zeros = F.cast(F.zeros_like(steps), dtype="int32")
+            per_query = F.broadcast_add(F.reshape(lengths, shape=(-1, 1, 1)),
+                                        F.reshape(zeros, shape=(1, 1, -1)))
             per_head = F.broadcast_axis(per_query, axis=1, size=self._num_heads)
-            attn_len = F.cast(F.reshape(per_head, shape=(-1, 0), reverse=True), dtype="int32")
+            attn_len = F.reshape(per_head, shape=(-1, 0), reverse=True)
         for cell in self.transformer_cells:
             x = cell(x, attn_len)
         if valid_length is not None:
@@ -181,7 +184,7 @@ class BERTModel(HybridBlock):
 
     Inputs are ``inputs`` and ``token_types`` of shape ``(batch, length)``, an optional
     ``valid_length`` of shape ``(batch,)`` and, with the decoder, ``masked_positions`` of
-    shape ``(batch, num_masked)``. The output is the sequence encoding
+    shape ``(batch, num_masked)``; integers or floats alike. The output is the sequence encoding
     ``(batch, length, units)`` alone, or a tuple that adds, in this order, the pooled
     first token ``(batch, units)`` (``use_pooler``), the next-sentence scores
     ``(batch, 2)`` (``use_classifier``) and the masked-LM scores

@@ -160,7 +160,8 @@ def build_bert(args: argparse.Namespace, vocab: Vocab, use_pooler: bool, ctx: An
                           use_decoder=False, use_classifier=False, **kwargs)
     tag = weight_tag(args)
     if tag is not None:
-        params = gluon_hub.fetch(gluon_hub.info(args.model).weight(tag).file)
+        # fetch_params checks that the file is an MXNet NDArray file before MXNet parses it.
+        params = gluon_hub.cache.fetch_params(gluon_hub.info(args.model).weight(tag).file)
         bert.load_parameters(str(params), ctx=ctx, ignore_extra=True)
     return bert
 
