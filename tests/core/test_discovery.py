@@ -206,7 +206,8 @@ def test_unknown_name_suggests_close_matches(fake_dist, only_fakes):
         gluon_hub.info("zzz")
 
 
-def test_indexed_name_of_a_missing_plugin_gives_the_pip_command(only_fakes, tmp_path):
+def use_geo_index(folder) -> None:
+    """Point the hub at an index naming a plugin ``geo`` (distribution gluon-geo)."""
     index = {
         "schema": "gluon-hub-registry/1",
         "hub_api": "1.0",
@@ -214,9 +215,13 @@ def test_indexed_name_of_a_missing_plugin_gives_the_pip_command(only_fakes, tmp_
         "models": [{"name": "satnet", "factory": "gluon_geo.m:satnet", "plugin": "geo",
                     "task": "segmentation"}],
     }
-    path = tmp_path / "index.json"
+    path = folder / "index.json"
     path.write_text(json.dumps(index))
     gluon_hub.set_index(str(path))
+
+
+def test_indexed_name_of_a_missing_plugin_gives_the_pip_command(only_fakes, tmp_path):
+    use_geo_index(tmp_path)
     with pytest.raises(PluginNotInstalledError, match="pip install gluon-geo"):
         gluon_hub.load("satnet")
     rows = gluon_hub.search("satnet")
@@ -236,15 +241,7 @@ def test_unknown_name_with_a_broken_index_says_why_there_is_no_hint(only_fakes, 
 def test_search_says_when_an_installed_plugin_is_disabled(fake_dist, monkeypatch, tmp_path):
     fake_dist("geo", models=[("satnet", "segmentation")], distribution="gluon-geo")
     monkeypatch.setenv("GLUON_HUB_DISABLE_PLUGINS", "hub,cv,nlp,contrib,geo")
-    index = {
-        "schema": "gluon-hub-registry/1", "hub_api": "1.0",
-        "plugins": [{"name": "geo", "distribution": "gluon-geo", "version": "0.3.0"}],
-        "models": [{"name": "satnet", "factory": "gluon_geo.m:satnet", "plugin": "geo",
-                    "task": "segmentation"}],
-    }
-    path = tmp_path / "index.json"
-    path.write_text(json.dumps(index))
-    gluon_hub.set_index(str(path))
+    use_geo_index(tmp_path)
     [row] = gluon_hub.search("satnet")
     assert (row["installed"], row["status"]) == (True, "disabled")
 
