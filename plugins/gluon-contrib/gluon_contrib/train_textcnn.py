@@ -7,10 +7,10 @@ Data come from local files in the TREC format (``LABEL:fine question ...``) or a
 format (Kim's ``stsa.binary.*`` files, ``label sentence``; or GLUE's ``sentence<TAB>label``
 TSV with its header), or from a hub dataset (``--dataset trec`` or ``glue_sst2``, with
 ``--data-root DIR``, through ``gluon_hub.load_dataset``; GLUE withholds its test labels, so
-``glue_sst2`` is evaluated on ``dev`` by default). The vocabulary is built with the text
-plugin's ``Vocab`` (``pip install gluon-nlp-core``), from every split, as in the paper.
-``static``, ``non-static`` and ``multichannel`` need a word-vector file (GloVe or word2vec
-text).
+``glue_sst2`` is evaluated on ``dev`` by default). The vocabulary and the word vectors
+come from the text plugin (``pip install gluon-nlp-core``): its ``Vocab``, built from every
+split as in the paper, and its ``embedding_matrix``, which ``static``, ``non-static`` and
+``multichannel`` need a word-vector file for (GloVe or word2vec text).
 
 Defaults are the paper's: windows 3, 4, 5 with 100 maps, dropout 0.5, max-norm 3 on the
 output weights, Adadelta (rho 0.95), mini-batches of 50, 25 epochs. The run writes
@@ -33,21 +33,26 @@ import numpy as np
 from gluon_hub import HubError
 
 TEXT_PLUGIN_MISSING = (
-    "textCNN training builds its vocabulary with the text plugin, which is not installed: "
-    "pip install gluon-nlp-core"
+    "textCNN training takes its vocabulary and word vectors from the text plugin, which is "
+    "not installed: pip install gluon-nlp-core (or gluon-contrib[text])"
 )
 
 
 class TextPluginMissingError(ImportError):
-    """The text plugin (gluon-nlp-core) that provides the vocabulary is not installed."""
+    """The text plugin (gluon-nlp-core), which provides the vocabulary and the word
+    vectors, is not installed."""
 
 
-def _vocab_class() -> Any:
+def _text_api() -> tuple[Any, Any]:
+    """The text plugin's ``Vocab`` and ``embedding_matrix``; imported on use so that this
+    module, and contrib's other commands, work without the plugin."""
     try:
-        from gluon_nlp_core.text import Vocab
-    except ImportError as exc:
+        from gluon_nlp_core.text import Vocab, embedding_matrix
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("gluon_nlp_core"):
+            raise  # a dependency of the plugin is missing: its own error says which
         raise TextPluginMissingError(TEXT_PLUGIN_MISSING) from exc
-    return Vocab
+    return Vocab, embedding_matrix
 
 
 # -- data ------------------------------------------------------------------------------
@@ -211,11 +216,10 @@ def _batches(data, target, batch_size: int, rng: random.Random | None):
 
 def train(args: argparse.Namespace) -> dict[str, list[float]]:
     """Run the training described by parsed ``args``; returns the per-epoch history."""
-    Vocab = _vocab_class()
+    Vocab, embedding_matrix = _text_api()
     from gluon_hub.compat import mx
 
     from .textcnn import TextCNN
-    from .wordvectors import embedding_matrix
 
     windows = tuple(int(w) for w in args.windows.split(","))
     if args.mode != "rand" and args.embedding is None:
@@ -236,13 +240,12 @@ def train(args: argparse.Namespace) -> dict[str, list[float]]:
 
     mx.random.seed(args.seed)
     rng = random.Random(args.seed)
-    tokens = list(vocab.idx_to_token)
     if args.mode == "rand":
         vectors = np.random.RandomState(args.seed).uniform(
-            -0.25, 0.25, (len(tokens), args.embed_size)).astype(np.float32)
+            -0.25, 0.25, (len(vocab), args.embed_size)).astype(np.float32)
         found = 0
     else:
-        vectors, found = embedding_matrix(args.embedding, tokens, seed=args.seed)
+        vectors, found = embedding_matrix(args.embedding, vocab, seed=args.seed)
     vectors[vocab[vocab.padding_token]] = 0
     net = TextCNN(len(vocab), len(labels), embed_size=vectors.shape[1], mode=args.mode,
                   windows=windows, num_filters=args.num_filters, dropout=args.dropout)

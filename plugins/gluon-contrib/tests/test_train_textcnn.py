@@ -11,7 +11,6 @@ import pytest
 
 import gluon_hub
 from gluon_contrib import train_textcnn
-from gluon_contrib.wordvectors import embedding_matrix, read_word_vectors
 
 SMALL = ["--num-filters", "8", "--batch-size", "10", "--format", "sst"]
 
@@ -68,6 +67,8 @@ def test_every_variant_learns_trec_and_tunes_only_its_non_static_vectors(
     assert config["labels"] == ["HUM", "LOC", "NUM"] and config["embed_size"] == 8
     if mode == "rand":
         return
+    from gluon_nlp_core.text import read_word_vectors
+
     pretrained = read_word_vectors(trec_vectors)
     rows = vocab[sorted(pretrained)]
     expected = np.stack([pretrained[word] for word in sorted(pretrained)])
@@ -156,16 +157,3 @@ def test_tokenize_splits_contractions_and_punctuation():
     assert train_textcnn.tokenize("It's NOT bad, isn't it?!") == [
         "it", "'s", "not", "bad", ",", "is", "n't", "it", "?", "!"]
 
-
-def test_word_vectors_in_glove_format(tmp_path):
-    glove = tmp_path / "glove.txt"
-    glove.write_text("the 0.1 0.2 0.3\ncat 1 2 3\nsat -1 -2 -3\n")
-    assert sorted(read_word_vectors(glove, ["cat", "sat", "dog"])) == ["cat", "sat"]
-    matrix, found = embedding_matrix(glove, ["<unk>", "cat", "dog"])
-    assert found == 1 and matrix.shape == (3, 3)
-    np.testing.assert_allclose(matrix[1], [1, 2, 3])
-    assert np.abs(matrix[[0, 2]]).max() <= 0.25
-    broken = tmp_path / "broken.txt"
-    broken.write_text("the 0.1 0.2 0.3\ncat 1 x 3\n")
-    with pytest.raises(ValueError, match="broken.txt:2"):
-        read_word_vectors(broken)

@@ -15,6 +15,10 @@ Stable API (keep in step with :mod:`gluon_nlp_core.models`)::
     load_vocab(name, root=None) -> Vocab      published vocab, e.g. "book_corpus_wiki_en_uncased"
     vocab_file(name) -> FileRef, list_vocabs() -> list[str]
 
+    read_word_vectors(path, words=None) -> dict[str, ndarray]   GloVe / word2vec text files
+    embedding_matrix(path, vocab_or_tokens, scale=0.25, seed=0) -> (matrix, found)
+        row i is the vector of vocab.idx_to_token[i]; tokens not in the file ~ U[-scale, scale]
+
     WhitespaceTokenizer()(text) -> list[str]
     BERTBasicTokenizer(lower=True)(text) -> list[str]
     BERTTokenizer(vocab, lower=True, max_input_chars_per_word=200)
@@ -23,7 +27,8 @@ Stable API (keep in step with :mod:`gluon_nlp_core.models`)::
         tokenizer.vocab, tokenizer.lower
 
 Vocab JSON is GluonNLP 0.10's format both ways, and the BERT tokenizers give GluonNLP
-0.10's ``BERTTokenizer`` / ``BERTBasicTokenizer`` tokens. Nothing here imports mxnet.
+0.10's ``BERTTokenizer`` / ``BERTBasicTokenizer`` tokens. Nothing here imports mxnet (word
+vectors come as numpy arrays).
 
 Examples
 --------
@@ -36,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+from .embedding import embedding_matrix, read_word_vectors
 from .pretrained import list_vocabs, load_vocab, vocab_file
 from .tokenizers import BERTBasicTokenizer, BERTTokenizer, WhitespaceTokenizer
 from .vocab import BERT_SPECIAL_TOKENS, Vocab, count_tokens
@@ -47,7 +53,9 @@ __all__ = [
     "Vocab",
     "WhitespaceTokenizer",
     "count_tokens",
+    "embedding_matrix",
     "list_vocabs",
     "load_vocab",
+    "read_word_vectors",
     "vocab_file",
 ]
