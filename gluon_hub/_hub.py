@@ -8,6 +8,7 @@ from typing import Any
 from . import _env, _index
 from ._catalog import Catalog
 from ._manager import LOADED, PluginManager
+from .specs import PluginInfo
 
 
 class Hub:
@@ -42,7 +43,7 @@ class Hub:
             self._catalogs[kind] = catalog
         return catalog
 
-    def plugins(self):
+    def plugins(self) -> list[PluginInfo]:
         self._ensure_discovered()
         duplicates: dict[str, list[str]] = {}
         for kind in self.manager.HOOK_KINDS:  # calling the hooks may mark a plugin failed

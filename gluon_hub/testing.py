@@ -248,7 +248,7 @@ def _example_shape(input_spec: InputSpec, batch_size: int, free_dim: int) -> tup
     return tuple(shape)
 
 
-def _example_inputs(spec: ModelSpec, batch_size: int, free_dim: int) -> list[Any]:
+def _example_inputs(inputs: Sequence[InputSpec], batch_size: int, free_dim: int) -> list[Any]:
     """One array per declared input: random floats, and ones for integer inputs.
 
     Ones are valid token ids, token types, class indices and valid lengths alike, where
@@ -257,7 +257,7 @@ def _example_inputs(spec: ModelSpec, batch_size: int, free_dim: int) -> list[Any
     from .compat import mx
 
     arrays = []
-    for input_spec in (spec.input, *spec.extra_inputs):
+    for input_spec in inputs:
         shape = _example_shape(input_spec, batch_size, free_dim)
         dtype = input_spec.dtype or "float32"
         if "int" in dtype:
@@ -306,7 +306,7 @@ def check_model(
         return findings, None
     if spec.input is None or any(i.shape is None for i in (spec.input, *spec.extra_inputs)):
         return findings, net  # the metadata check reports what is missing
-    inputs = _example_inputs(spec, batch_size, free_dim)
+    inputs = _example_inputs((spec.input, *spec.extra_inputs), batch_size, free_dim)
     try:
         output = net(*inputs)
     except Exception as exc:

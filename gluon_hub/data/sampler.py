@@ -61,7 +61,7 @@ class BucketScheme(abc.ABC):
     def __call__(self, max_lengths: Key | Sequence[int], min_lengths: Key | Sequence[int],
                  num_buckets: int) -> list[Key]:
         if _is_int(max_lengths):
-            return self._keys(int(max_lengths), int(min_lengths), num_buckets)  # type: ignore[arg-type]
+            return list(self._keys(int(max_lengths), int(min_lengths), num_buckets))  # type: ignore[arg-type]
         pairs = zip(max_lengths, min_lengths)  # type: ignore[arg-type]
         per_axis = [self._keys(int(hi), int(lo), num_buckets) for hi, lo in pairs]
         return [tuple(keys) for keys in zip(*per_axis)]
