@@ -290,8 +290,7 @@ def check_model(
     Dimensions the input spec leaves free (``None``) get ``free_dim``; the batch axis goes
     where the input layout puts ``N`` (first when there is no layout), in the inputs and
     the output alike. Where the model returns several arrays, ``output_shape`` describes
-    the first. Returns the findings and
-    the network (``None`` when it could not be built).
+    the first. Returns the findings and the network (``None`` when it could not be built).
     """
     from . import load
 
@@ -304,9 +303,10 @@ def check_model(
     except Exception as exc:  # the kit reports whatever the factory raises
         findings.append(Finding(ERROR, subject, "build", f"{type(exc).__name__}: {exc}"))
         return findings, None
-    if spec.input is None or any(i.shape is None for i in (spec.input, *spec.extra_inputs)):
+    declared = () if spec.input is None else (spec.input, *spec.extra_inputs)
+    if not declared or any(i.shape is None for i in declared):
         return findings, net  # the metadata check reports what is missing
-    inputs = _example_inputs((spec.input, *spec.extra_inputs), batch_size, free_dim)
+    inputs = _example_inputs(declared, batch_size, free_dim)
     try:
         output = net(*inputs)
     except Exception as exc:
@@ -318,11 +318,11 @@ def check_model(
     if isinstance(output, (list, tuple)):
         output = output[0]
     actual = tuple(output.shape)
-    axis = _batch_axis(spec.input)  # outputs keep the batch axis where the input has it
+    axis = _batch_axis(declared[0])  # outputs keep the batch axis where the input has it
     if actual[axis:axis + 1] != (batch_size,):
         findings.append(Finding(ERROR, subject, "output-shape",
                                 f"output {actual} does not keep the batch axis at position "
-                                f"{axis}, as the input layout {spec.input.layout!r} has it "
+                                f"{axis}, as the input layout {declared[0].layout!r} has it "
                                 f"(batch of {batch_size})"))
     elif spec.output_shape is not None and not _shape_matches(
             actual[:axis] + actual[axis + 1:], spec.output_shape):

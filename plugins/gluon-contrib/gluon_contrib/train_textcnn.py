@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import gluon_hub
 from gluon_hub import HubError
 
 TEXT_PLUGIN_MISSING = (
@@ -110,8 +111,6 @@ HUB_DATASETS = ("trec", "glue_sst2")
 
 
 def _hub_rows(name: str, segment: str, root: str | None) -> list:
-    import gluon_hub
-
     return list(gluon_hub.load_dataset(name, segment=segment, root=root))
 
 
@@ -120,14 +119,12 @@ def _as_samples(rows: list) -> list[tuple[str, str]]:
             for text, label in rows]
 
 
-def _eval_segment(name: str, segment: str | None) -> str:
+def _eval_segment(segments: Sequence[str], segment: str | None) -> str:
     """``segment``, else ``dev`` where the dataset has one, else ``test``: GLUE withholds
     its test labels, so its ``dev`` is the segment papers report."""
     if segment is not None:
         return segment
-    import gluon_hub
-
-    return "dev" if "dev" in gluon_hub.dataset_info(name).segments else "test"
+    return "dev" if "dev" in segments else "test"
 
 
 def load_hub_splits(name: str, segment: str | None, root: str | None) -> tuple[list, list]:
@@ -138,13 +135,12 @@ def load_hub_splits(name: str, segment: str | None, root: str | None) -> tuple[l
         raise ValueError(f"dataset {name!r} does not hold (sentence, label) rows (sentence "
                          f"pairs?); textCNN classifies single sentences, e.g. "
                          f"{' or '.join(HUB_DATASETS)}")
-    segment = _eval_segment(name, segment)
+    segments = gluon_hub.dataset_info(name).segments
+    segment = _eval_segment(segments, segment)
     test_rows = _hub_rows(name, segment, root)
     # A row shorter than the training rows is a sentence without its label.
     if any(len(row) < 2 for row in test_rows):
-        import gluon_hub
-
-        others = [s for s in gluon_hub.dataset_info(name).segments if s not in ("train", segment)]
+        others = [s for s in segments if s not in ("train", segment)]
         hint = f"--test-segment {' or '.join(others)}" if others else "another segment"
         raise ValueError(f"segment {segment!r} of {name!r} has no labels (GLUE withholds its "
                          f"test labels), so it cannot be scored: evaluate on {hint}")
