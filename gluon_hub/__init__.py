@@ -20,6 +20,7 @@ from ._api import (
     plugins,
     register_plugin,
     search,
+    set_index,
     unregister_plugin,
 )
 from ._hub import reset_hub
@@ -28,8 +29,10 @@ from .errors import (
     AmbiguousNameError,
     HubError,
     IndexFormatError,
+    ModelBuildError,
     PluginError,
     PluginNotInstalledError,
+    PluginWarning,
     UnknownNameError,
 )
 from .hookspecs import hookimpl
@@ -51,7 +54,7 @@ from .specs import (
 #: pull in requests, filelock and tqdm, which listing and lookups never need.
 _LAZY = {
     "cache": ("gluon_hub.cache", None),
-    "fetch": ("gluon_hub._cache", "fetch"),
+    "fetch": ("gluon_hub.cache", "fetch"),
     "publish": ("gluon_hub.publishing", "publish"),
     "export": ("gluon_hub._export", "export"),
 }
@@ -69,13 +72,6 @@ def __getattr__(name: str):
     return value
 
 
-def set_index(location: str | None) -> None:
-    """Use another ``registry.json`` (a path or an http(s) URL) for hints and search."""
-    from ._hub import get_hub
-
-    get_hub().set_index(location)
-
-
 __all__ = [
     "AmbiguousNameError",
     "BatchifySpec",
@@ -88,10 +84,12 @@ __all__ = [
     "InputSpec",
     "LossSpec",
     "Metric",
+    "ModelBuildError",
     "ModelSpec",
     "PluginError",
     "PluginInfo",
     "PluginNotInstalledError",
+    "PluginWarning",
     "UnknownNameError",
     "WeightVariant",
     "__version__",

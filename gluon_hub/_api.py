@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._factory import call_with_checked_kwargs, import_object
+from . import _index
+from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
+from .errors import ModelBuildError
 from .specs import DatasetSpec, LossSpec, ModelSpec, PluginInfo
 
 
@@ -76,18 +78,80 @@ def load(
     if not isinstance(pretrained, (bool, str)):
         raise TypeError(f"pretrained must be True, False or a weight tag, got {pretrained!r}")
     variant = spec.weight(pretrained) if pretrained is not False else None
-    owner = f"model {spec.qualified_name!r}"
+    owner = _owner(spec)
     contexts = _contexts(ctx)
     factory = import_object(spec.factory, owner)
     defaults = spec.kwargs if variant is None else {**spec.kwargs, **variant.kwargs}
-    net = call_with_checked_kwargs(factory, owner, defaults, kwargs)
-    if variant is None:
-        net.initialize(ctx=contexts)
-    else:
-        from ._cache import fetch_params
+    check_kwargs(factory, owner, kwargs)
+    try:
+        net = factory(**{**defaults, **kwargs})
+        if variant is None:
+            net.initialize(ctx=contexts)
+    except Exception as exc:  # the plugin's code: say whose it is, keep the original
+        raise ModelBuildError(f"building {owner} failed: {type(exc).__name__}: {exc}") from exc
+    if variant is not None:
+        from .cache import fetch_params
 
-        net.load_parameters(str(fetch_params(variant.file, root=root)), ctx=contexts)
+        path = fetch_params(variant.file, root=root)
+        try:
+            net.load_parameters(str(path), ctx=contexts)
+        except Exception as exc:
+            raise ModelBuildError(
+                f"loading the {variant.tag!r} weights {path} into {owner} failed: "
+                f"{_weight_mismatch(net, path) or f'{type(exc).__name__}: {exc}'}"
+            ) from exc
     return net
+
+
+def _owner(spec: Any) -> str:
+    """A spec named with its plugin and distribution, for errors a plugin must fix."""
+    plugin = get_hub().manager.info(spec.plugin)
+    dist = f"{plugin.distribution} {plugin.version or ''}".rstrip() if plugin and plugin.distribution else None
+    origin = f"plugin {spec.plugin!r}" + (f" from {dist}" if dist else "")
+    return f"{spec.noun} {spec.qualified_name!r} ({origin})"
+
+
+def _weight_mismatch(net: Any, path: Any) -> str | None:
+    """Each parameter whose saved shape does not fit the model, or None when all fit.
+
+    MXNet stops at the first misfit with its own internal name; this names every one as
+    ``load_parameters`` keys them, with both shapes (``?`` for a size not yet inferred).
+    """
+    from .compat import mx
+
+    try:
+        saved = mx.nd.load(str(path))
+    except Exception:  # not an NDArray file: MXNet's own message says more
+        return None
+    if not isinstance(saved, dict):
+        return None
+    params = net._collect_params_with_prefix()
+    if not any("." in key for key in saved):  # a legacy file keyed by full parameter names
+        params = {p.name: p for p in net.collect_params().values()}
+        prefix = getattr(net, "prefix", "")
+        saved = {k[4:] if k.startswith(("arg:", "aux:")) else k: v for k, v in saved.items()}
+        saved = {k if k in params else prefix + k: v for k, v in saved.items()}
+    misfits = []
+    for key, value in sorted(saved.items()):
+        param = params.get(key)
+        if param is None or not param.shape:
+            continue
+        expected, found = tuple(param.shape), tuple(value.shape)
+        fits = len(expected) == len(found) and all(e in (0, -1, f) for e, f in zip(expected, found))
+        if not fits:
+            sizes = ["?" if e in (0, -1) else str(e) for e in expected]
+            shown = f"({', '.join(sizes)}{',' if len(sizes) == 1 else ''})"
+            misfits.append(f"parameter {key!r} expects shape {shown} but the file has {found}")
+    return "; ".join(misfits) or None
+
+
+def set_index(location: str | None) -> None:
+    """Use another ``registry.json`` (a path or an http(s) URL) for hints and search.
+
+    The index is read and validated at once, so a bad one fails here and not at the
+    first lookup; ``None`` goes back to ``GLUON_HUB_INDEX`` or the hub's own index.
+    """
+    get_hub().set_index(location)
 
 
 def plugins() -> list[PluginInfo]:
@@ -163,10 +227,13 @@ def get_batchify(name: str, **kwargs: Any) -> Any:
 def search(query: str, kind: str = "models") -> list[dict[str, Any]]:
     """Entries of the installed plugins and of the registry index matching ``query``.
 
-    Each row says whether the entry is installed and, if not, which distribution to
-    ``pip install``; ``status`` says why an entry of an installed plugin is not usable
-    (its plugin is disabled, failed or incompatible). Every word of the query must appear
-    in the name, task, description, tags or plugin name.
+    Each row says whether the entry is installed and, if not, which distribution provides
+    it and the command that installs it here (``install``); ``status`` says why an entry
+    of an installed plugin is not usable (its plugin is disabled, failed or incompatible,
+    or its installed version lacks the entry). ``index`` names the registry index a row
+    comes from (None for installed entries): what an index says never overrides what is
+    installed. Every word of the query must appear in the name, task, description, tags
+    or plugin name.
     """
     hub = get_hub()
     words = query.lower().split()
@@ -187,16 +254,26 @@ def search(query: str, kind: str = "models") -> list[dict[str, Any]]:
                 "distribution": info_.distribution if info_ else None,
                 "installed": True,
                 "status": "loaded",
+                "install": None,
+                "index": None,
             }
     index = hub.index()
     for entry in index.entries(kind):
         qualified = f"{entry['plugin']}/{entry['name']}"
         if qualified not in rows and matches(entry):
             info_ = hub.manager.info(entry["plugin"])
+            if info_ is None:
+                distribution = index.distribution(entry["plugin"])
+                status, install = "not installed", _index.install_command(distribution or "?")
+            else:  # the installed plugin, not the index, says which distribution it is
+                distribution, install = info_.distribution, None
+                status = info_.status if info_.status != "loaded" else "not in installed version"
             rows[qualified] = {
                 **entry,
-                "distribution": index.distribution(entry["plugin"]),
+                "distribution": distribution,
                 "installed": info_ is not None,
-                "status": info_.status if info_ else "not installed",
+                "status": status,
+                "install": install,
+                "index": index.source,
             }
     return [rows[k] for k in sorted(rows, key=str.lower)]

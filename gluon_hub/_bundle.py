@@ -14,7 +14,6 @@ bundle is only as trustworthy as whoever handed it over.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -24,8 +23,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Iterable, Sequence
+from typing import Any, Sequence
 
+from ._cache._hashing import hash_bytes, hash_file_sized, hash_stream
 from ._version import __version__
 from .publishing import BundleError, weights_from_index
 from .specs import FileRef, WeightVariant, _check_hash, _from_jsonable, _to_jsonable
@@ -92,22 +92,6 @@ def _select(name: str, variants: tuple[WeightVariant, ...], tag: str | None, all
     return list(variants) if all_tags else [variants[0]]
 
 
-def _hash_stream(stream: IO[bytes], algorithms: Iterable[str]) -> tuple[dict[str, str], int]:
-    """``{algorithm: "algorithm:hex"}`` of everything left in ``stream``, and its size."""
-    hashers = {a: hashlib.new(a) for a in set(algorithms)}
-    size = 0
-    while chunk := stream.read(_CHUNK):
-        for h in hashers.values():
-            h.update(chunk)
-        size += len(chunk)
-    return {a: f"{a}:{h.hexdigest()}" for a, h in hashers.items()}, size
-
-
-def _hashes(path: Path, algorithms: Iterable[str]) -> tuple[dict[str, str], int]:
-    with open(path, "rb") as stream:
-        return _hash_stream(stream, algorithms)
-
-
 def _local_file(ref: FileRef, from_dir: Path | None, root: Any) -> Path:
     """The verified delivered file of ``ref``: from ``from_dir``, else through the cache."""
     if from_dir is None:
@@ -117,7 +101,7 @@ def _local_file(ref: FileRef, from_dir: Path | None, root: Any) -> Path:
     names = [n for n in (ref.filename, ref.extract) if n]
     names += [PurePosixPath(n).name for n in names] + [u.rsplit("/", 1)[-1] for u in ref.urls]
     for candidate in dict.fromkeys(from_dir / n for n in names):
-        if candidate.is_file() and _hashes(candidate, [ref.algorithm])[0][ref.algorithm] == ref.hash:
+        if candidate.is_file() and hash_file_sized(candidate, [ref.algorithm])[0][ref.algorithm] == ref.hash:
             return candidate
     raise FileNotFoundError(
         f"no file in {from_dir} matches {ref.hash} (looked for {', '.join(dict.fromkeys(names))}); "
@@ -138,7 +122,7 @@ def _member_name(ref: FileRef, taken: set[str]) -> str:
 def _manifest_hash(manifest: dict[str, Any]) -> str:
     body = {k: v for k, v in manifest.items() if k != "manifest_hash"}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hash_bytes(canonical.encode("utf-8"))
 
 
 def write_bundle(
@@ -168,7 +152,7 @@ def write_bundle(
     entries: list[BundleFile] = []
     taken: set[str] = set()
     for ref, path, labels in files.values():
-        hashes, size = _hashes(path, ["sha256", ref.algorithm])
+        hashes, size = hash_file_sized(path, ["sha256", ref.algorithm])
         if hashes[ref.algorithm] != ref.hash or (ref.size is not None and size != ref.size):
             raise ValueError(f"{path} changed while bundling: it no longer matches {ref.hash}")
         member = _member_name(ref, taken)
@@ -296,7 +280,7 @@ def verify_bundle(tar: tarfile.TarFile, archive: Path) -> tuple[list[BundleFile]
             raise BundleError(
                 f"bundle {archive}: {entry.path} is {member.size} bytes, the manifest says {entry.size}"
             )
-        hashes, size = _hash_stream(tar.extractfile(member), ["sha256", entry.ref.algorithm])  # type: ignore[arg-type]
+        hashes, size = hash_stream(tar.extractfile(member), ["sha256", entry.ref.algorithm])  # type: ignore[arg-type]
         for expected in (entry.sha256, entry.ref.hash):
             actual = hashes[expected.split(":", 1)[0]]
             if actual != expected or size != entry.size:

@@ -1,8 +1,9 @@
 """Name resolution over the specs of every loaded plugin.
 
 Names are case-insensitive (as in GluonCV) and may be qualified as ``plugin/name``. A bare
-name registered by two plugins is ambiguous; a name a plugin registered twice, or that
-belongs to a plugin that failed, raises only when it is asked for.
+name registered by two plugins is ambiguous unless the user prefers one of them
+(``GLUON_HUB_PREFER_PLUGINS`` or the config key ``prefer_plugins``); a name a plugin
+registered twice, or that belongs to a plugin that failed, raises only when asked for.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import _env
 from .errors import (
@@ -20,29 +21,19 @@ from .errors import (
     PluginNotInstalledError,
     UnknownNameError,
 )
+from .specs import SPEC_KINDS
 
-_SINGULAR = {
-    "models": "model",
-    "datasets": "dataset",
-    "losses": "loss",
-    "batchify": "batchify function",
-    "commands": "command",
-}
+if TYPE_CHECKING:
+    from ._hub import Hub
 
 
 class Catalog:
     """The specs of one kind, indexed by qualified and by bare name."""
 
-    def __init__(
-        self,
-        kind: str,
-        specs: list[Any],
-        plugin_errors: Callable[[str], str | None],
-        index_lookup: Callable[[str, str], dict[str, Any] | None],
-    ) -> None:
+    def __init__(self, kind: str, specs: list[Any], hub: Hub) -> None:
         self.kind = kind
-        self._plugin_errors = plugin_errors
-        self._index_lookup = index_lookup
+        self.noun = SPEC_KINDS[kind].noun
+        self._hub = hub
         self._by_qualified: dict[str, Any] = {}
         self._by_bare: dict[str, list[str]] = {}
         self._duplicates: dict[str, str] = {}
@@ -50,7 +41,7 @@ class Catalog:
             key = spec.qualified_name.lower()
             if key in self._by_qualified:
                 error = (
-                    f"plugin {spec.plugin!r} registers the {_SINGULAR[kind]} {spec.name!r} "
+                    f"plugin {spec.plugin!r} registers the {self.noun} {spec.name!r} "
                     "more than once; report this to the plugin's authors"
                 )
                 if _env.strict_plugins():
@@ -60,7 +51,7 @@ class Catalog:
             self._by_qualified[key] = spec
             self._by_bare.setdefault(spec.name.lower(), []).append(key)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         """The usable specs: a name its plugin registered twice is left out."""
         return (s for k, s in self._by_qualified.items() if k not in self._duplicates)
 
@@ -77,7 +68,7 @@ class Catalog:
     def get(self, name: str) -> Any:
         """The spec for ``name`` or ``plugin/name``; raises with the fix when there is none."""
         if not isinstance(name, str) or not name:
-            raise TypeError(f"a {_SINGULAR[self.kind]} name must be a non-empty string, got {name!r}")
+            raise TypeError(f"a {self.noun} name must be a non-empty string, got {name!r}")
         key = name.strip().lower()
         if "/" in key:
             if key not in self._by_qualified:
@@ -87,45 +78,68 @@ class Catalog:
             candidates = self._by_bare.get(key, [])
             if not candidates:
                 self._raise_missing(name, key, None)
-            if len(candidates) > 1:
-                qualified = [self._by_qualified[c].qualified_name for c in sorted(candidates)]
-                raise AmbiguousNameError(
-                    f"{_SINGULAR[self.kind]} {name!r} is provided by several plugins: "
-                    f"{', '.join(qualified)}; ask for one of these qualified names"
-                )
-            key = candidates[0]
+            key = candidates[0] if len(candidates) == 1 else self._preferred(name, candidates)
         if key in self._duplicates:
             raise PluginError(self._duplicates[key])
         return self._by_qualified[key]
 
+    def _preferred(self, name: str, candidates: list[str]) -> str:
+        """The candidate of the first preferred plugin; ambiguous when none is preferred."""
+        by_plugin = {self._by_qualified[c].plugin.lower(): c for c in candidates}
+        preferred, where = self._hub.preferred_plugins()
+        for plugin in preferred:
+            if plugin.lower() in by_plugin:
+                return by_plugin[plugin.lower()]
+        qualified = [self._by_qualified[c].qualified_name for c in sorted(candidates)]
+        first = self._by_qualified[sorted(candidates)[0]].plugin
+        raise AmbiguousNameError(
+            f"{self.noun} {name!r} is provided by several plugins: {', '.join(qualified)}; "
+            f"ask for one of these qualified names, or prefer one plugin for bare names with "
+            f"GLUON_HUB_PREFER_PLUGINS={first} (or \"prefer_plugins\": [\"{first}\"] in {where})"
+        )
+
     def _raise_missing(self, name: str, bare: str, plugin: str | None) -> None:
-        what = _SINGULAR[self.kind]
+        what = f"{self.noun} {name!r}"
         try:
-            indexed = self._index_lookup(self.kind, bare)
-            index_note = ""
+            index = self._hub.index()
+            indexed = index.lookup(self.kind, bare)
+            note = ""
         except IndexFormatError as exc:  # keep the "unknown name" error; say why no hint
-            indexed, index_note = None, f"; the registry index could not be read: {exc}"
-        if indexed is not None and (plugin is None or plugin == indexed["plugin"].lower()):
-            error = self._plugin_errors(indexed["plugin"])
+            index, indexed, note = None, None, f"; the registry index could not be read: {exc}"
+        if index is not None and indexed is not None and plugin in (None, indexed["plugin"].lower()):
+            installed = self._hub.manager.info(indexed["plugin"])
+            if installed is None:
+                raise PluginNotInstalledError(index.install_hint(what, indexed["distribution"]))
+            error = self._hub.plugin_error(indexed["plugin"])
             if error is not None:
                 raise PluginError(
-                    f"{what} {name!r} comes from plugin {indexed['plugin']!r}, which is not "
-                    f"usable: {error}"
+                    f"{what} comes from plugin {indexed['plugin']!r}, which is not usable: {error}"
                 )
-            raise PluginNotInstalledError(
-                f"{what} {name!r} is provided by the {indexed['distribution']} plugin, which is "
-                f"not installed; run: pip install {indexed['distribution']}"
+            # The plugin is installed and loaded without this name: what is installed wins
+            # over what an index claims, so no install command, only the fact.
+            source = "" if index.packaged else f" {index.source}"
+            note = (
+                f"; the registry index{source} lists it under plugin {indexed['plugin']!r}, "
+                f"but the installed {installed.distribution or indexed['plugin']} "
+                f"{installed.version or ''} does not provide it"
             )
         if plugin is not None:
-            error = self._plugin_errors(plugin)
+            error = self._hub.plugin_error(plugin)
             if error is not None:
                 raise PluginError(f"plugin {plugin!r} is not usable: {error}")
         names = [s.name.lower() for s in self] + [s.qualified_name.lower() for s in self]
         close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
         hint = f"; did you mean: {', '.join(close)}?" if close else ""
+        unusable = [i for i in self._hub.manager.unusable() if plugin in (None, i.name.lower())]
+        if unusable:
+            listed = ", ".join(f"{i.name} ({i.status})" for i in unusable)
+            note += (
+                f"; plugins that could not be loaded might provide it: {listed} "
+                "(gluon-hub plugins says why)"
+            )
         raise UnknownNameError(
-            f"no {what} named {name!r}{hint} (gluon-hub list or gluon-hub search shows "
-            f"what is available){index_note}"
+            f"no {self.noun} named {name!r}{hint} (gluon-hub list or gluon-hub search shows "
+            f"what is available){note}"
         )
 
     def select(self, pattern: str | None = None, plugin: str | None = None, **equal: Any) -> list[Any]:

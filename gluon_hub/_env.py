@@ -4,7 +4,12 @@
 ``GLUON_HUB_DISABLE_PLUGIN_AUTOLOAD``  ``1`` turns entry-point discovery off.
 ``GLUON_HUB_DISABLE_PLUGINS``          Comma-separated plugin names to skip.
 ``GLUON_HUB_STRICT_PLUGINS``           ``1`` re-raises plugin errors (the project's CI).
+``GLUON_HUB_PREFER_PLUGINS``           Comma-separated plugin names, in order, that win a
+                                       bare name several plugins provide (config key
+                                       ``prefer_plugins``).
 ``GLUON_HUB_INDEX``                    Path or http(s) URL of another ``registry.json``.
+``GLUON_HUB_DEBUG``                    ``1`` makes ``gluon-hub`` print the traceback of every
+                                       error, as ``--debug`` does.
 ``GLUON_HUB_HOME``                     Cache directory (default: the platform's user cache
                                        directory, ``platformdirs.user_cache_dir``).
 ``GLUON_HUB_SHARED_CACHE``             Read-only caches searched after ``GLUON_HUB_HOME``
@@ -24,6 +29,13 @@
                                        (default: shown on a terminal).
 ``GLUON_HUB_MAX_EXTRACT_SIZE``         Largest archive member extracted, in bytes, when the
                                        spec gives no size (default 16 GiB).
+``GLUON_HUB_MAX_DOWNLOAD_SIZE``        Largest download, in bytes, when the spec gives no
+                                       size (always for a zip, whose size specs do not
+                                       give; default 16 GiB).
+``GLUON_HUB_DOWNLOAD_DEADLINE``        Seconds one download from one source may take in
+                                       all, retries included (default 3600).
+``GLUON_HUB_MAX_INDEX_SIZE``           Largest registry index read, in bytes (default
+                                       64 MiB).
 =====================================  ==================================================
 
 The cache's variables are explained with it in ``docs/cache.md``; each also has a key
@@ -65,8 +77,18 @@ def strict_plugins() -> bool:
     return flag("GLUON_HUB_STRICT_PLUGINS")
 
 
+def preferred_plugins() -> list[str] | None:
+    """``GLUON_HUB_PREFER_PLUGINS`` in order, or None when unset (the config file decides)."""
+    value = text("GLUON_HUB_PREFER_PLUGINS")
+    return None if value is None else [n.strip() for n in value.split(",") if n.strip()]
+
+
 def index_location() -> str | None:
     return text("GLUON_HUB_INDEX")
+
+
+def debug() -> bool:
+    return flag("GLUON_HUB_DEBUG")
 
 
 def number(name: str) -> float | None:
@@ -109,6 +131,9 @@ def cache_numbers() -> dict[str, float | None]:
         "read_timeout": number("GLUON_HUB_READ_TIMEOUT"),
         "retries": number("GLUON_HUB_RETRIES"),
         "max_extract_size": number("GLUON_HUB_MAX_EXTRACT_SIZE"),
+        "max_download_size": number("GLUON_HUB_MAX_DOWNLOAD_SIZE"),
+        "download_deadline": number("GLUON_HUB_DOWNLOAD_DEADLINE"),
+        "max_index_size": number("GLUON_HUB_MAX_INDEX_SIZE"),
     }
 
 

@@ -60,7 +60,7 @@ def export(
     ``format="mxnet"`` writes ``{path}-symbol.json`` and ``{path}-{epoch:04d}.params``,
     which MXNet's C++, Scala, Java, Clojure and Python (``SymbolBlock.imports``)
     bindings load. ``format="onnx"`` writes the ONNX file ``path`` through
-    ``mxnet.onnx`` (it needs ``onnx==1.14.1``).
+    ``mxnet.onnx`` (it needs onnx 1.14.1, or 1.16.0 on Python 3.12).
 
     Parameters
     ----------
@@ -130,7 +130,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     try:
         import onnx  # noqa: F401  (mxnet.onnx needs it; fail with the fix, not deep inside)
     except ImportError:
-        raise ImportError("ONNX export needs onnx: pip install \"gluon-hub[onnx]\" (onnx==1.14.1)") from None
+        raise ImportError("ONNX export needs onnx: pip install \"gluon-hub[onnx]\"") from None
     mx.onnx.export_model(
         f"{prefix}-symbol.json",
         f"{prefix}-0000.params",

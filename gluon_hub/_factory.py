@@ -24,23 +24,26 @@ def import_object(path: str, owner: str) -> Any:
     return obj
 
 
+def check_kwargs(factory: Callable[..., Any], owner: str, given: Mapping[str, Any]) -> None:
+    """Refuse keywords ``factory`` does not accept, naming the accepted ones."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # builtins and some C extensions have no signature
+        return
+    if not params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    accepted = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"{owner} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"accepted: {', '.join(accepted) or 'none'}"
+        )
+
+
 def call_with_checked_kwargs(
     factory: Callable[..., Any], owner: str, defaults: Mapping[str, Any], given: Mapping[str, Any]
 ) -> Any:
     """Call ``factory(**defaults, **given)``; an unknown keyword names the accepted ones."""
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # builtins and some C extensions have no signature
-        params = {}
-    takes_any = not params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-    if not takes_any:
-        accepted = [
-            n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        ]
-        unknown = sorted(set(given) - set(accepted))
-        if unknown:
-            raise TypeError(
-                f"{owner} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-                f"accepted: {', '.join(accepted) or 'none'}"
-            )
+    check_kwargs(factory, owner, given)
     return factory(**{**defaults, **given})

@@ -3,16 +3,49 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
+import threading
+import warnings
+from pathlib import Path
 from typing import Any
 
 from . import _env, _index
 from ._catalog import Catalog
-from ._manager import LOADED, PluginManager
-from .specs import PluginInfo
+from ._manager import DISABLED, LOADED, PluginManager
+from .errors import PluginWarning
+from .specs import SPEC_KINDS, PluginInfo
+
+_PACKAGE = str(Path(__file__).resolve().parent)
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside gluon_hub, so a warning points at
+    the user's line rather than at the hub's internals."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _warning_text(info: PluginInfo) -> str:
+    where = f"distribution {info.distribution or info.module or '?'} {info.version or ''}".rstrip()
+    if info.status == DISABLED:
+        return (
+            f"plugin {info.name!r} ({where}) is disabled by GLUON_HUB_DISABLE_PLUGINS; its "
+            "names are unavailable until it is removed from that variable"
+        )
+    return (
+        f"plugin {info.name!r} ({where}) is {info.status}: {info.error}; its names are "
+        f"unavailable. Fix or uninstall it, or skip it with GLUON_HUB_DISABLE_PLUGINS={info.name}"
+    )
 
 
 class Hub:
-    """Discovers plugins on first use and answers lookups across them."""
+    """Discovers plugins on first use and answers lookups across them.
+
+    Safe to share between threads: discovery and each catalog are built once, under a
+    lock, however many threads ask first.
+    """
 
     def __init__(self, autoload: bool = True) -> None:
         self.manager = PluginManager()
@@ -21,33 +54,62 @@ class Hub:
         self._catalogs: dict[str, Catalog] = {}
         self._index: _index.Index | None = None
         self._index_location: str | None = None
+        self._lock = threading.RLock()
+        #: Plugins already warned about (one warning per plugin and process).
+        self._warned: set[str] = set()
+        self._statuses_changed = False
 
     def _ensure_discovered(self) -> None:
         if self._discovered:
             return
-        if self._autoload:
-            try:
-                self.manager.load_entry_points()
-            except BaseException:
-                # Strict mode raised part-way: start afresh next time rather than answer
-                # from a half-discovered set of plugins.
-                self.manager = PluginManager()
-                raise
-        self._discovered = True
+        with self._lock:
+            if self._discovered:
+                return
+            if self._autoload:
+                try:
+                    self.manager.load_entry_points()
+                except BaseException:
+                    # Strict mode raised part-way: start afresh next time rather than answer
+                    # from a half-discovered set of plugins.
+                    self.manager = PluginManager()
+                    raise
+            self._discovered = True
 
     def catalog(self, kind: str) -> Catalog:
-        self._ensure_discovered()
+        """The specs of one kind (a key of :data:`SPEC_KINDS`: ``"models"`` ...)."""
         catalog = self._catalogs.get(kind)
         if catalog is None:
-            catalog = Catalog(kind, self.manager.specs(kind), self._plugin_error, self._index_lookup)
-            self._catalogs[kind] = catalog
+            catalog = self._build_catalog(kind)
+        if self._statuses_changed:
+            self._warn_unusable()
         return catalog
 
-    def plugins(self) -> list[PluginInfo]:
+    def _build_catalog(self, kind: str) -> Catalog:
+        if kind not in SPEC_KINDS:
+            raise ValueError(f"unknown kind {kind!r}; kinds: {', '.join(SPEC_KINDS)}")
         self._ensure_discovered()
+        with self._lock:
+            catalog = self._catalogs.get(kind)
+            if catalog is None:
+                catalog = Catalog(kind, self.manager.specs(kind), self)
+                self._catalogs[kind] = catalog
+                self._statuses_changed = True  # calling the hooks may mark plugins failed
+            return catalog
+
+    def _warn_unusable(self) -> None:
+        """One :class:`PluginWarning` per failed, incompatible or disabled plugin."""
+        with self._lock:
+            self._statuses_changed = False
+            fresh = [i for i in self.manager.unusable() if i.name not in self._warned]
+            self._warned.update(i.name for i in fresh)
+        for info in fresh:
+            warnings.warn(_warning_text(info), PluginWarning, stacklevel=_outside_stacklevel())
+
+    def plugins(self) -> list[PluginInfo]:
+        """Every plugin's status; reports failures itself, so it warns about none."""
         duplicates: dict[str, list[str]] = {}
         for kind in self.manager.HOOK_KINDS:  # calling the hooks may mark a plugin failed
-            for plugin, errors in self.catalog(kind).duplicate_errors().items():
+            for plugin, errors in self._build_catalog(kind).duplicate_errors().items():
                 duplicates.setdefault(plugin, []).extend(errors)
         infos = self.manager.infos()
         return [
@@ -56,21 +118,45 @@ class Hub:
             for i in infos
         ]
 
-    def register(self, plugin: Any, name: str | None = None, **meta: Any):
+    def register(self, plugin: Any, name: str | None = None, **meta: Any) -> PluginInfo:
         self._ensure_discovered()
-        info = self.manager.register(plugin, name, **meta)
-        self._catalogs.clear()
+        with self._lock:
+            info = self.manager.register(plugin, name, **meta)
+            self._catalogs.clear()
         return info
 
     def unregister(self, name: str) -> None:
         self._ensure_discovered()
-        self.manager.unregister(name)
-        self._catalogs.clear()
+        with self._lock:
+            self.manager.unregister(name)
+            self._catalogs.clear()
+
+    # -- preferences -----------------------------------------------------------------
+    def preferred_plugins(self) -> tuple[list[str], str]:
+        """Plugins preferred for bare names, in order, and where a user would set that.
+
+        ``GLUON_HUB_PREFER_PLUGINS`` wins over the config file's ``prefer_plugins``.
+        """
+        from ._cache._config import config_path, read_config
+
+        where = str(config_path())
+        names = _env.preferred_plugins()
+        if names is not None:
+            return names, where
+        value = read_config().get("prefer_plugins", [])
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{where}: 'prefer_plugins' must be a list of plugin names")
+        return [v.strip() for v in value if v.strip()], where
 
     # -- index -----------------------------------------------------------------------
     def set_index(self, location: str | None) -> _index.Index:
-        """Use another registry index (path or URL); validated now, so errors show at once."""
-        index = _index.read(location)
+        """Use another registry index (path or URL); validated now, so errors show at once.
+
+        ``None`` goes back to ``GLUON_HUB_INDEX`` or, without it, the hub's own index.
+        """
+        index = _index.read(location or _env.index_location())
         self._index, self._index_location = index, location
         return index
 
@@ -79,10 +165,8 @@ class Hub:
             self._index = _index.read(self._index_location or _env.index_location())
         return self._index
 
-    def _index_lookup(self, kind: str, bare: str) -> dict[str, Any] | None:
-        return self.index().lookup(kind, bare)
-
-    def _plugin_error(self, plugin: str) -> str | None:
+    def plugin_error(self, plugin: str) -> str | None:
+        """Why an installed plugin is unusable, or None (also when it is not installed)."""
         info = self.manager.info(plugin)
         if info is None:
             return None
@@ -93,18 +177,24 @@ class Hub:
 
 
 _default: Hub | None = None
+_default_lock = threading.Lock()
 
 
 def get_hub() -> Hub:
-    """The process-wide hub, created on first use."""
+    """The process-wide hub, created on first use (once, however many threads ask)."""
     global _default
-    if _default is None:
-        _default = Hub()
-    return _default
+    hub = _default
+    if hub is None:
+        with _default_lock:
+            if _default is None:
+                _default = Hub()
+            hub = _default
+    return hub
 
 
 def reset_hub(autoload: bool = True) -> Hub:
     """Forget every plugin and start again (tests, notebooks after ``pip install``)."""
     global _default
-    _default = Hub(autoload=autoload)
-    return _default
+    with _default_lock:
+        _default = Hub(autoload=autoload)
+        return _default

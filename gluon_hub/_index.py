@@ -9,8 +9,13 @@ another index with ``GLUON_HUB_INDEX`` (a path or an http(s) URL).
 from __future__ import annotations
 
 import json
+import re
+import shlex
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from ._version import HUB_API_VERSION
 from .errors import IndexFormatError
@@ -21,12 +26,25 @@ FIRST_PARTY = ("gluon-hub", "gluon-cv-core", "gluon-nlp-core", "gluon-contrib")
 PACKAGED_INDEX = Path(__file__).with_name("registry.json")
 
 
+#: A distribution name as PEP 508 allows it: the only thing an index may put into the
+#: ``pip install`` command the hub prints.
+_DISTRIBUTION_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+#: Limits that keep a hostile or broken index from exhausting the stack or the memory:
+#: a real index nests about 6 deep and holds a few thousand values.
+MAX_DEPTH = 32
+MAX_VALUES = 1_000_000
+#: Problems listed in one error; the count of the rest follows.
+MAX_LISTED = 20
+
+
 class Index:
     """A validated registry index: plugins plus specs, as plain dicts."""
 
     def __init__(self, data: dict[str, Any], source: str) -> None:
         self.data = data
         self.source = source
+        #: Whether this is the hub's own copy, whose hints need no attribution.
+        self.packaged = source == str(PACKAGED_INDEX)
         self._names: dict[tuple[str, str], dict[str, Any]] = {}
         dists = {p["name"]: p["distribution"] for p in data["plugins"]}
         for kind in SPEC_KINDS:
@@ -49,40 +67,105 @@ class Index:
                 return p["distribution"]
         return None
 
-
-def validate(data: Any, source: str) -> dict[str, Any]:
-    """Check an index against the schema; raise :class:`IndexFormatError` saying where."""
-
-    def fail(where: str, problem: str) -> None:
-        raise IndexFormatError(
-            f"registry index {source}: {where}: {problem} (expected schema {SCHEMA!r}; "
-            "regenerate it with 'gluon-hub registry build')"
+    def install_hint(self, what: str, distribution: str) -> str:
+        """Why ``what`` is unavailable and the command that installs it, saying which index
+        said so when it is not the hub's own (a remote index is a claim, not a fact)."""
+        command = install_command(distribution)
+        if self.packaged:
+            return (
+                f"{what} is provided by the {distribution} plugin, which is not installed; "
+                f"run: {command}"
+            )
+        return (
+            f"{what} is provided by the {distribution} plugin according to the registry "
+            f"index {self.source}; it is not installed; run: {command}"
         )
 
+
+def _shape_problem(data: Any) -> str | None:
+    """Too deep or too large, found without recursion (a deep document would overflow it)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    count = 0
+    while stack:
+        value, depth = stack.pop()
+        count += 1
+        if depth > MAX_DEPTH:
+            return f"values nest more than {MAX_DEPTH} levels deep"
+        if count > MAX_VALUES:
+            return f"more than {MAX_VALUES:,} values"
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return None
+
+
+def _source_problem(source: Any) -> str | None:
+    if not isinstance(source, str) or not source or source.startswith("/") or ".." in source.split("/"):
+        return f"'source' must be a relative folder inside the checkout, got {source!r}"
+    return None
+
+
+def validate(data: Any, source: str) -> dict[str, Any]:
+    """Check an index against the schema; raise :class:`IndexFormatError` listing every
+    bad entry at once (as pip lists every hash mismatch), not only the first."""
+    problems: list[str] = []
+
+    def fail() -> None:
+        listed = problems[:MAX_LISTED]
+        more = len(problems) - len(listed)
+        raise IndexFormatError(
+            f"registry index {source} (expected schema {SCHEMA!r}; regenerate it with "
+            f"'gluon-hub registry build') has {len(problems)} problem"
+            f"{'s' if len(problems) != 1 else ''}:\n  "
+            + "\n  ".join(listed)
+            + (f"\n  ... and {more} more" if more else "")
+        )
+
+    shape = _shape_problem(data)
+    if shape is not None:
+        problems.append(f"top level: {shape}")
+        fail()
     if not isinstance(data, dict):
-        fail("top level", f"expected an object, got {type(data).__name__}")
+        problems.append(f"top level: expected an object, got {type(data).__name__}")
+        fail()
     if data.get("schema") != SCHEMA:
-        fail("'schema'", f"is {data.get('schema')!r}")
+        problems.append(f"'schema': is {data.get('schema')!r}")
+        fail()  # another schema: its entries mean something else
     plugins = data.get("plugins")
     if not isinstance(plugins, list):
-        fail("'plugins'", "missing or not a list")
+        problems.append("'plugins': missing or not a list")
+        plugins = []
+    known_plugins = set()
     for i, plugin in enumerate(plugins):
         if not isinstance(plugin, dict) or not all(
             isinstance(plugin.get(k), str) for k in ("name", "distribution", "version")
         ):
-            fail(f"plugins[{i}]", "needs string fields name, distribution and version")
-    known_plugins = {p["name"] for p in plugins}
+            problems.append(f"plugins[{i}]: needs string fields name, distribution and version")
+            continue
+        if not _DISTRIBUTION_RE.match(plugin["distribution"]):
+            problems.append(
+                f"plugins[{i}]: distribution {plugin['distribution']!r} is not a valid "
+                "distribution name"
+            )
+        if "source" in plugin and _source_problem(plugin["source"]):
+            problems.append(f"plugins[{i}]: {_source_problem(plugin['source'])}")
+        known_plugins.add(plugin["name"])
     for kind, spec_type in SPEC_KINDS.items():
         entries = data.get(kind, [])
         if not isinstance(entries, list):
-            fail(f"{kind!r}", "not a list")
+            problems.append(f"{kind!r}: not a list")
+            continue
         for i, entry in enumerate(entries):
             try:
                 spec = spec_type.from_dict(entry)
             except (TypeError, ValueError) as exc:
-                fail(f"{kind}[{i}]", str(exc))
+                problems.append(f"{kind}[{i}]: {exc}")
+                continue
             if spec.plugin not in known_plugins:
-                fail(f"{kind}[{i}] ({spec.name})", f"plugin {spec.plugin!r} is not in 'plugins'")
+                problems.append(f"{kind}[{i}] ({spec.name}): plugin {spec.plugin!r} is not in 'plugins'")
+    if problems:
+        fail()
     return data
 
 
@@ -95,21 +178,101 @@ def parse(text: str, source: str) -> Index:
             f"registry index {source} is not valid JSON: {exc.msg} at line {exc.lineno}, "
             f"column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise IndexFormatError(
+            f"registry index {source}: values nest more than {MAX_DEPTH} levels deep"
+        ) from None
+    except ValueError as exc:  # a number too long to convert, for one
+        raise IndexFormatError(f"registry index {source} is not usable JSON: {exc}") from None
     return Index(validate(data, source), source)
+
+
+# -- install hints -------------------------------------------------------------------------
+
+
+def _checkouts_and_wheel_folders() -> tuple[list[Path], list[Path]]:
+    """Where this hub came from: the checkout it runs from or was installed from, and the
+    folder of the wheel it was installed from (pip records that in ``direct_url.json``)."""
+    checkouts: list[Path] = []
+    wheel_folders: list[Path] = []
+    here = Path(__file__).resolve().parents[1]
+    if (here / "pyproject.toml").is_file() and (here / "plugins").is_dir():
+        checkouts.append(here)
+    try:
+        direct = json.loads(metadata.distribution("gluon-hub").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError):
+        direct = {}
+    url = direct.get("url", "") if isinstance(direct, dict) else ""
+    if url.startswith("file://"):
+        path = Path(url2pathname(urlparse(url).path))
+        if "dir_info" in direct and path not in checkouts:
+            checkouts.append(path)
+        elif path.suffix == ".whl":
+            wheel_folders.append(path.parent)
+    wheel_folders += [c / "dist" for c in checkouts]
+    return checkouts, wheel_folders
+
+
+def _best_wheel(folder: Path, distribution: str) -> Path | None:
+    """The newest wheel of ``distribution`` in ``folder`` that this interpreter can install."""
+    from packaging.tags import sys_tags
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+    wanted, supported = canonicalize_name(distribution), set(sys_tags())
+    best = None
+    for path in folder.glob("*.whl"):
+        try:
+            name, version, _, tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename:
+            continue
+        if name == wanted and tags & supported and (best is None or version > best[0]):
+            best = (version, path)
+    return best[1] if best else None
+
+
+def install_command(
+    distribution: str,
+    checkouts: list[Path] | None = None,
+    wheel_folders: list[Path] | None = None,
+) -> str:
+    """A command that installs ``distribution`` into the environment the hub runs in.
+
+    The first-party plugins are not on a package index, so for them this names a wheel
+    built by ``scripts/build-wheels.sh`` (beside the wheel the hub was installed from, or
+    in the checkout's ``dist/``), else the plugin's folder in the hub's checkout; other
+    distributions install from the user's package index. ``checkouts`` and
+    ``wheel_folders`` default to where this hub came from.
+    """
+    if distribution not in FIRST_PARTY:
+        return f"pip install {distribution}"
+    if checkouts is None or wheel_folders is None:
+        found_checkouts, found_folders = _checkouts_and_wheel_folders()
+        checkouts = found_checkouts if checkouts is None else checkouts
+        wheel_folders = found_folders if wheel_folders is None else wheel_folders
+    for folder in wheel_folders:
+        wheel = _best_wheel(folder, distribution) if folder.is_dir() else None
+        if wheel is not None:
+            return f"pip install {shlex.quote(str(wheel))}"
+    source = source_folder(distribution)
+    for checkout in checkouts:
+        if (checkout / source / "pyproject.toml").is_file():
+            return f"pip install {shlex.quote(str(checkout / source))}"
+    return f"pip install {distribution}"
+
+
+def source_folder(distribution: str) -> str:
+    """Where a first-party distribution lives in the checkout, as ``registry.json`` records it."""
+    return "." if distribution == "gluon-hub" else f"plugins/{distribution}"
 
 
 def read(location: str | Path | None = None) -> Index:
     """Read an index from a path or an http(s) URL (default: the hub's own copy)."""
     location = str(location) if location is not None else str(PACKAGED_INDEX)
-    if location.startswith(("http://", "https://")):
-        import requests
+    if location.lower().startswith(("http://", "https://")):
+        # Bounded, cached and offline-safe like every download: see docs/cache.md.
+        from ._cache._remote_index import read_remote
 
-        try:
-            response = requests.get(location, timeout=(5, 30))
-            response.raise_for_status()
-        except requests.RequestException as exc:
-            raise IndexFormatError(f"could not fetch registry index {location}: {exc}") from None
-        return parse(response.text, location)
+        return read_remote(location, parse)
     path = Path(location.removeprefix("file://"))
     try:
         text = path.read_text(encoding="utf-8")
@@ -125,7 +288,8 @@ def build(plugins: Iterable[Any], specs_by_kind: dict[str, list[Any]]) -> str:
         "schema": SCHEMA,
         "hub_api": HUB_API_VERSION,
         "plugins": [
-            {"name": p.name, "distribution": p.distribution, "version": p.version}
+            {"name": p.name, "distribution": p.distribution, "version": p.version,
+             "source": source_folder(p.distribution)}
             for p in sorted(first_party.values(), key=lambda p: p.name)
         ],
     }

@@ -136,7 +136,9 @@ class PluginManager:
                 continue
             try:
                 plugin = ep.load()
-            except Exception as exc:  # a plugin may raise anything on import
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # sys.exit() or anything else at import
                 self._record_failure(base, FAILED, f"import failed: {_describe(exc)}", exc)
                 continue
             self._register(plugin, base)
@@ -197,13 +199,41 @@ class PluginManager:
                 f"supports hub API {declared} but this hub offers API {HUB_API_VERSION}",
             )
             return
+        error: BaseException | None = None
         try:
             self._pm.register(plugin, name=info.name)
-        except Exception as exc:  # pluggy validates hook names and signatures
-            self._record_failure(info, FAILED, f"registration failed: {_describe(exc)}", exc)
+            problem = self._unknown_hooks(plugin)
+        except pluggy.PluginValidationError as exc:  # a hookimpl takes arguments its spec lacks
+            problem, error = f"registration failed: {exc}".replace("\n", "; "), exc
+        except Exception as exc:
+            problem, error = f"registration failed: {_describe(exc)}", exc
+        if problem is not None:
+            # pluggy before 1.6 kept what it registered before it refused a hook: remove it all.
+            if self._pm.is_registered(plugin):
+                self._pm.unregister(plugin)
+            self._record_failure(info, FAILED, problem, error)
             return
         self._infos[info.name] = info
         self._invalidate()
+
+    def _unknown_hooks(self, plugin: Any) -> str | None:
+        """An error naming the plugin's hookimpls that match no hook spec (a typo such as
+        ``gluon_hub_modelz``), which pluggy would otherwise accept and never call.
+
+        ``@hookimpl(optionalhook=True)`` opts out, for a hook of a newer hub API.
+        """
+        unknown = sorted(
+            caller.name
+            for caller in self._pm.get_hookcallers(plugin) or ()
+            if not caller.has_spec()
+            and any(i.plugin is plugin and not i.optionalhook for i in caller.get_hookimpls())
+        )
+        if not unknown:
+            return None
+        return (
+            f"unknown hook(s) {', '.join(unknown)}: the hooks are "
+            f"{', '.join(hookspecs.HOOK_FOR_KIND.values())}"
+        )
 
     def _record_failure(
         self,
@@ -234,6 +264,10 @@ class PluginManager:
     def info(self, name: str) -> PluginInfo | None:
         return self._infos.get(name)
 
+    def unusable(self) -> list[PluginInfo]:
+        """Plugins that are installed but failed, are incompatible or are disabled."""
+        return [i for i in self.infos() if i.status != LOADED]
+
     def specs(self, kind: str) -> list[Any]:
         """All specs of one kind (``"models"`` ...), each with its plugin name filled in."""
         if kind not in self._specs:
@@ -252,7 +286,9 @@ class PluginManager:
                             f"{hookspecs.HOOK_FOR_KIND[kind]} returned {type(spec).__name__}, "
                             f"expected {spec_type.__name__}"
                         )
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # a hook may call sys.exit() too
                 error = f"{hookspecs.HOOK_FOR_KIND[kind]} failed: {_describe(exc)}"
                 if _env.strict_plugins():
                     raise PluginError(f"plugin {impl.plugin_name!r}: {error}") from exc

@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 from ._cache import _store
 from ._cache._config import config_path, settings
 from ._cache._errors import (
+    Attempt,
     CacheError,
     CacheNotWritableError,
     DiskFullError,
@@ -30,9 +31,12 @@ from ._cache._errors import (
     UnsafeArchiveError,
 )
 from ._cache._fetch import add_file, fetch, fetch_params
+from ._cache._hashing import hash_file
+from ._cache._paramsfile import check_params_file
 from .specs import HASH_LENGTHS, FileRef
 
 __all__ = [
+    "Attempt",
     "CacheEntry",
     "CacheError",
     "CacheNotWritableError",
@@ -43,6 +47,7 @@ __all__ = [
     "UnsafeArchiveError",
     "add_file",
     "cache_dir",
+    "check_params_file",
     "config_path",
     "entries",
     "fetch",
@@ -200,7 +205,7 @@ def verify(
             results.append(VerifyResult(entry, "partial"))
             continue
         algorithm = entry.hash.split(":", 1)[0]
-        actual = _store.hash_file(entry.path, algorithm)
+        actual = hash_file(entry.path, algorithm)
         if actual == entry.hash:
             _store.write_stamp(entry.path, entry.hash)
             results.append(VerifyResult(entry, "ok", actual))
@@ -230,8 +235,6 @@ def prefetch(
     progress: bool | None = None,
 ) -> list[Path]:
     """Fetch every file the named models (or datasets) need, for use offline later."""
-    from ._cache._paramsfile import check_params_file
-
     paths = []
     for name in names:
         for ref in files_of(name, kind, tag):

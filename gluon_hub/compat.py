@@ -1,37 +1,56 @@
-"""Import MXNet 1.9.1 on a modern numpy.
+"""Import MXNet, checked, on a modern numpy.
 
-MXNet 1.9.1 still uses numpy aliases removed in numpy 1.24 (``np.bool``, ``np.int`` ...).
-Restoring them before ``import mxnet`` lets the hub run on numpy 1.24–1.26, which is what
-opens Python 3.12. Model modules import MXNet through here::
+gluon-hub does not install MXNet itself: the CPU build comes with ``pip install
+"gluon-hub[mxnet]"``, and a CUDA build (``mxnet-cu112`` ...) provides the same ``mxnet``
+module. Importing this module checks that some MXNet >= 1.9.1 is importable and says
+what to install when it is not. Model modules import MXNet through here::
 
     from gluon_hub.compat import mx
+
+MXNet 1.9.1 still uses numpy aliases removed in numpy 1.24 (``np.bool``, ``np.int`` ...);
+they are restored before ``import mxnet``, here and (for a plain ``import mxnet``) by the
+``.pth`` file installed with gluon-hub.
 """
 
 from __future__ import annotations
 
-import numpy as _np
+from ._numpy_aliases import restore_numpy_aliases
 
-_REMOVED_ALIASES = {
-    "bool": bool,
-    "int": int,
-    "float": float,
-    "complex": complex,
-    "object": object,
-    "str": str,
-    "long": int,
-    "unicode": str,
-}
+#: The oldest MXNet the hub runs on.
+MIN_MXNET = "1.9.1"
+
+_INSTALL = (
+    'install the CPU build with pip install "gluon-hub[mxnet]" (the distribution mxnet), '
+    "or a CUDA build that matches your CUDA, such as pip install mxnet-cu112==1.9.1 "
+    "(mxnet-cu110, mxnet-cu112 ...; the GPU builds provide the same mxnet module)"
+)
 
 
-def restore_numpy_aliases() -> None:
-    """Put back the builtin-type aliases numpy removed in 1.24, where they are missing."""
-    for name, value in _REMOVED_ALIASES.items():
-        if name not in _np.__dict__:
-            setattr(_np, name, value)
+def check_mxnet_version(version: str, location: str = "mxnet") -> None:
+    """Raise ``ImportError`` when ``version`` is older than :data:`MIN_MXNET`."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        too_old = Version(version) < Version(MIN_MXNET)
+    except InvalidVersion:
+        too_old = True
+    if too_old:
+        raise ImportError(
+            f"gluon_hub needs MXNet >= {MIN_MXNET}, but the mxnet module at {location} is "
+            f"version {version}; {_INSTALL}"
+        )
 
 
 restore_numpy_aliases()
 
-import mxnet as mx  # noqa: E402  (must follow the alias restoration)
+try:
+    import mxnet as mx  # noqa: E402  (must follow the alias restoration)
+except ImportError as _exc:
+    if _exc.name != "mxnet":
+        raise  # MXNet is there but broken (a missing libquadmath ...): its own error says why
+    raise ImportError(f"gluon_hub needs MXNet >= {MIN_MXNET} to build models, and no mxnet "
+                      f"module is installed; {_INSTALL}") from None
 
-__all__ = ["mx", "restore_numpy_aliases"]
+check_mxnet_version(getattr(mx, "__version__", "unknown"), getattr(mx, "__file__", None) or "mxnet")
+
+__all__ = ["MIN_MXNET", "check_mxnet_version", "mx", "restore_numpy_aliases"]

@@ -9,6 +9,8 @@ __all__ = [
     "PluginNotInstalledError",
     "PluginError",
     "IndexFormatError",
+    "ModelBuildError",
+    "PluginWarning",
 ]
 
 
@@ -37,3 +39,19 @@ class PluginError(HubError, RuntimeError):
 
 class IndexFormatError(HubError, ValueError):
     """A registry index is not valid JSON or does not follow the schema."""
+
+
+class ModelBuildError(PluginError):
+    """Building a model failed (its factory raised, or its weights do not fit it).
+
+    The message names the model, its plugin and distribution; the original exception is
+    chained as ``__cause__``.
+    """
+
+
+class PluginWarning(UserWarning):
+    """A plugin is installed but unusable (failed, incompatible or disabled).
+
+    Emitted once per plugin on the first lookup; silence it with
+    ``warnings.filterwarnings("ignore", category=gluon_hub.PluginWarning)``.
+    """

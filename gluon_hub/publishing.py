@@ -14,7 +14,6 @@ the hub lists models, where mxnet must not be imported; a network passed to
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -51,7 +50,6 @@ SCHEMA = "gluon-hub-weights/1"
 INDEX_FILENAME = "weights.json"
 
 _HASH_PREFIX = 12
-_CHUNK = 1 << 20
 _METRIC_RE = re.compile(r"^(?P<name>[^=@]+)=(?P<value>[^@]+)@(?P<dataset>[^:@]+)(?::(?P<split>[^:@]+))?$")
 
 
@@ -98,13 +96,10 @@ def _checked_metric(metric: Metric) -> Metric:
 
 
 def _sha256_and_size(path: Path) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
+    from ._cache._hashing import hash_file_sized
+
+    hashes, size = hash_file_sized(path, ["sha256"])
+    return hashes["sha256"].partition(":")[2], size
 
 
 def _check_params_file(path: Path) -> None:
@@ -112,7 +107,7 @@ def _check_params_file(path: Path) -> None:
 
     The cache's structural check reads only the headers, so mxnet is not imported.
     """
-    from ._cache import check_params_file
+    from .cache import check_params_file
 
     check_params_file(path)
 
@@ -210,7 +205,9 @@ def _update_index(path: Path, name: str, variant: WeightVariant) -> None:
     from filelock import FileLock
 
     # The lock lives outside the folder, which is uploaded as it is.
-    key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    from ._cache._hashing import hash_bytes
+
+    key = hash_bytes(str(path.resolve()).encode()).partition(":")[2][:16]
     with FileLock(os.path.join(tempfile.gettempdir(), f"gluon-hub-publish-{key}.lock")):
         models = weights_from_index(path) if path.exists() else {}
         variants = list(models.get(name, ()))

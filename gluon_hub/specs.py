@@ -89,6 +89,12 @@ class FileRef:
         if self.filename and (self.filename.startswith("/") or ".." in self.filename.split("/")):
             raise ValueError(f"filename {self.filename!r} must be a relative path inside a mirror")
         _freeze(self, "urls")
+        for url in self.urls:
+            if not isinstance(url, str) or url_scheme(url) not in URL_SCHEMES:
+                raise ValueError(
+                    f"file {self.hash}: url {url!r} is not an http://, https:// or file:// URL "
+                    "(other schemes are refused, and a bare path belongs in a mirror list)"
+                )
 
     @property
     def algorithm(self) -> str:
@@ -97,6 +103,16 @@ class FileRef:
     @property
     def digest(self) -> str:
         return self.hash.split(":", 1)[1]
+
+
+#: The URL schemes the cache fetches from; a ``FileRef`` or a mirror with another is refused.
+URL_SCHEMES = ("http", "https", "file")
+
+
+def url_scheme(value: str) -> str:
+    """The scheme of a URL, lowercased; "" for a plain path (a drive letter is no scheme)."""
+    match = re.match(r"([A-Za-z][A-Za-z0-9+.\-]*):", value)
+    return match.group(1).lower() if match and len(match.group(1)) > 1 else ""
 
 
 def _check_hash(value: str) -> None:
@@ -177,10 +193,14 @@ class _Spec:
     plugin: str = ""
 
     def __post_init__(self) -> None:
-        _check_name(self.kind, self.name)
-        _check_factory(f"{self.kind} {self.name!r}", self.factory)
+        _check_name(self.noun, self.name)
+        _check_factory(f"{self.noun} {self.name!r}", self.factory)
 
-    kind = "spec"
+    #: The spec's kind, one word everywhere: the key in ``registry.json`` and
+    #: :data:`SPEC_KINDS`, the ``kind=`` of ``search`` and ``--kind`` of the CLI.
+    kind = "specs"
+    #: What one spec is called in messages.
+    noun = "spec"
 
     @property
     def qualified_name(self) -> str:
@@ -217,7 +237,7 @@ class ModelSpec(_Spec):
     paper: str = ""
     tags: tuple[str, ...] = ()
 
-    kind = "model"
+    kind, noun = "models", "model"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -262,7 +282,7 @@ class DatasetSpec(_Spec):
     license: str = ""
     paper: str = ""
 
-    kind = "dataset"
+    kind, noun = "datasets", "dataset"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -274,21 +294,21 @@ class DatasetSpec(_Spec):
 class LossSpec(_Spec):
     """A loss block, built by ``gluon_hub.get_loss(name, **kwargs)``."""
 
-    kind = "loss"
+    kind, noun = "losses", "loss"
 
 
 @dataclass(frozen=True)
 class BatchifySpec(_Spec):
     """A batchify function (or a class building one)."""
 
-    kind = "batchify"
+    kind, noun = "batchify", "batchify function"
 
 
 @dataclass(frozen=True)
 class CommandSpec(_Spec):
     """A ``gluon-hub`` subcommand a plugin adds; the factory is ``main(argv) -> int``."""
 
-    kind = "command"
+    kind, noun = "commands", "command"
 
 
 @dataclass(frozen=True)

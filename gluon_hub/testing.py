@@ -30,7 +30,7 @@ from ._factory import import_object
 from ._hub import get_hub
 from ._manager import LOADED
 from .errors import HubError, PluginError
-from .specs import DatasetSpec, FileRef, InputSpec, ModelSpec, WeightVariant
+from .specs import SPEC_KINDS, DatasetSpec, FileRef, InputSpec, ModelSpec, WeightVariant
 
 __all__ = [
     "ERROR",
@@ -42,6 +42,7 @@ __all__ = [
     "check_weight_files",
     "check_plugin",
     "assert_plugin_conforms",
+    "count_parameters",
 ]
 
 ERROR, WARNING = "error", "warning"
@@ -86,11 +87,13 @@ class Report:
 
     def __str__(self) -> str:
         source = f" (distribution {self.distribution})" if self.distribution else ""
-        counts = ", ".join(f"{n} {k}" for k, n in self.checked.items()) or "nothing"
+        counts = ", ".join(_counted(n, k) for k, n in self.checked.items()) or "nothing"
         lines = [f"plugin {self.plugin!r}{source}: checked {counts}"]
         lines += [f"  {f}" for f in self.findings]
         verdict = "conforms" if self.ok else "does NOT conform"
-        lines.append(f"{verdict}: {len(self.errors)} error(s), {len(self.warnings)} warning(s)")
+        errors, warnings = len(self.errors), len(self.warnings)
+        lines.append(f"{verdict}: {errors} error{'' if errors == 1 else 's'}, "
+                     f"{warnings} warning{'' if warnings == 1 else 's'}")
         return "\n".join(lines)
 
 
@@ -98,7 +101,7 @@ class Report:
 
 
 def _subject(spec: Any) -> str:
-    return f"{spec.kind} {spec.qualified_name!r}"
+    return f"{spec.noun} {spec.qualified_name!r}"
 
 
 def _require(findings: list[Finding], spec: Any, attrs: Sequence[str], severity: str = ERROR) -> None:
@@ -167,7 +170,7 @@ def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Fi
         seen[key] = seen.get(key, 0) + 1
         if seen[key] == 2:
             findings.append(Finding(ERROR, _subject(spec), "metadata",
-                                    f"the {spec.kind} name {spec.name!r} is registered more than "
+                                    f"the {spec.noun} name {spec.name!r} is registered more than "
                                     "once (names are case-insensitive)"))
         _require(findings, spec, ("description",))
         if isinstance(spec, ModelSpec):
@@ -267,14 +270,27 @@ def _example_inputs(inputs: Sequence[InputSpec], batch_size: int, free_dim: int)
     return arrays
 
 
+def _counted(n: int, key: str) -> str:
+    """``1 command``, ``3 weight files``: a report's counts read as English."""
+    if key == "built":
+        return f"{n} built"
+    singular = SPEC_KINDS[key].noun if key in SPEC_KINDS else "weight file"
+    plural = key if key in SPEC_KINDS else "weight files"
+    return f"{n} {singular if n == 1 else plural}"
+
+
 def count_parameters(net: Any) -> int:
     """Parameters as papers count them: BatchNorm running statistics are state, not weights.
 
-    MXNet marks such state non-differentiable; frozen weights (``grad_req="null"``, such
-    as textCNN's static embedding) still count.
+    MXNet marks such state non-differentiable; constants (a detector's anchor boxes) are
+    not learned either. Frozen weights (``grad_req="null"``, such as textCNN's static
+    embedding) still count.
     """
+    import mxnet as mx
+
     return sum(
-        p.data().size for p in net.collect_params().values() if getattr(p, "_differentiable", True)
+        p.data().size for p in net.collect_params().values()
+        if getattr(p, "_differentiable", True) and not isinstance(p, mx.gluon.Constant)
     )
 
 
@@ -455,6 +471,7 @@ def check_plugin(
             report.findings.append(Finding(ERROR, f"plugin {plugin!r}", "hook", error))
     specs = _plugin_specs(report, plugin_names, pattern)
     report.findings += check_specs(specs, import_factories=build_models)
+    _check_against_index(report, specs, infos[0].distribution)
     if build_models:
         # a model whose factory cannot be imported or called has already been reported
         unbuildable = {f.subject for f in report.findings if f.check == "factory"}
@@ -466,6 +483,43 @@ def check_plugin(
                 report.findings += check_weight_files(spec, root=root)
                 report.checked["weights"] = report.checked.get("weights", 0) + len(spec.weights)
     return report
+
+
+def _check_against_index(report: Report, specs: list[Any], distribution: str | None) -> None:
+    """Errors for names the registry index gives to another distribution, and for weight
+    files that only the default public mirror could serve but that it does not hold.
+
+    The default mirror holds GluonCV's and GluonNLP's published files, which the index lists
+    by hash; any other file with a name and no URL would be looked for there in vain.
+    """
+    from . import _env
+    from ._index import read
+
+    try:
+        index = read(_env.index_location())
+    except HubError as exc:
+        report.findings.append(Finding(WARNING, f"plugin {report.plugin!r}", "index",
+                                       f"names not checked against the registry index: {exc}"))
+        return
+    mine = _normalize(distribution) if distribution else None
+    for spec in specs:
+        owner = index.lookup(spec.kind, spec.name)
+        if owner and mine and _normalize(owner["distribution"]) != mine:
+            report.findings.append(Finding(
+                ERROR, _subject(spec), "name",
+                f"the registry index ({index.source}) gives the name {spec.name!r} to "
+                f"{owner['distribution']} (plugin {owner['plugin']!r}); a bare name would then be "
+                "ambiguous for everyone who has both installed: choose another name"))
+    published = {w["file"]["hash"] for entry in index.entries("models") for w in entry.get("weights", [])}
+    for spec in specs:
+        for variant in getattr(spec, "weights", ()):
+            ref = variant.file
+            if ref.filename and not ref.urls and ref.hash not in published:
+                report.findings.append(Finding(
+                    ERROR, _subject(spec), "weights",
+                    f"weights {variant.tag!r}: file {ref.filename!r} has no URL, so it would be "
+                    "looked for on the default public mirror, which does not have it; give "
+                    "urls=(...) or publish with 'gluon-hub publish --base-url URL'"))
 
 
 def _plugin_specs(report: Report, plugin_names: set[str], pattern: str | None) -> list[Any]:

@@ -47,12 +47,15 @@ def sample_image() -> Path:
 
 
 @contextlib.contextmanager
-def mirror_server(directory: Path) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``gluon-hub serve DIR`` in a child process; yields the URL it prints first."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gluon_hub", "serve", str(directory), "--port", "0"],
-        stdout=subprocess.PIPE, text=True,
-    )
+def mirror_server(directory: Path, log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``gluon-hub serve DIR`` in a child process; yields the URL it prints first.
+
+    The server's request log goes to ``log``, not into the job's output."""
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gluon_hub", "serve", str(directory), "--port", "0"],
+            stdout=subprocess.PIPE, stderr=log_file, text=True,
+        )
     try:
         first = process.stdout.readline().strip()  # "Serving DIR at http://127.0.0.1:PORT/"
         if " at http" not in first:
@@ -112,8 +115,8 @@ def run_main_job(workdir: Path, train_seconds: float) -> int:
         print(f"index: {mirror / 'weights.json'}")
 
     with step("4. serve the mirror on loopback; load by name in a fresh process and evaluate"):
-        with mirror_server(mirror) as (url, _):
-            print(f"mirror: {url}  cache: {cache} (empty)")
+        with mirror_server(mirror, workdir / "mirror-server.log") as (url, _):
+            print(f"mirror: {url}  cache: {cache} (empty); server log: {workdir / 'mirror-server.log'}")
             env = dict(os.environ, GLUON_HUB_MIRRORS=url, GLUON_HUB_HOME=str(cache),
                        GLUON_HUB_PROGRESS="0")
             env.pop("GLUON_HUB_OFFLINE", None)
@@ -140,16 +143,9 @@ def run_main_job(workdir: Path, train_seconds: float) -> int:
                              "RANDOMLY INITIALISED: GluonCV's ImageNet file is not in the cache "
                              "or a local mirror, and this job never downloads; the labels "
                              "below are therefore meaningless"))
+        # without a weights option predict uses the published weights only if they are here
         args = ["predict", "resnet50_v1d", str(sample_image()), "--topk", "3"]
-        if not real:
-            random_params = workdir / "resnet50_v1d-random.params"
-            from gluon_hub.compat import mx
-
-            random_net = gluon_hub.load("resnet50_v1d")
-            random_net(mx.nd.zeros((1, *gluon_hub.info("resnet50_v1d").input.shape)))  # deferred init
-            random_net.save_parameters(str(random_params))
-            args += ["--params", str(random_params)]
-        if cli(args) != 0:
+        if cli(args if real else [*args, "--random-weights"]) != 0:
             return 1
 
     print(f"\nmain job done in {time.perf_counter() - total:.1f} s")

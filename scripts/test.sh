@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Set up .venv if needed, then check the registry index and run the whole test suite.
 # Extra arguments go to pytest (for example: bash scripts/test.sh tests/core -x).
+# .ci/run runs this, then the core's and the vision plugin's tests on Python 3.10 and 3.12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+GLUON_HUB_VENV=.venv SETUP_PROFILE=full bash scripts/setup.sh
 
 # A first-party plugin that fails to load is an error here, not a status line.
 export GLUON_HUB_STRICT_PLUGINS=1

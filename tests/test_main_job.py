@@ -26,3 +26,10 @@ def test_main_job_reloads_its_published_weights_with_the_same_accuracy(tmp_path)
     assert len(cached) == 1 and cached[0].read_bytes() == published[0].read_bytes()
     for number in range(1, 6):
         assert f"=== {number}." in out
+    # random weights are an option of predict, not a 100 MB file written on every run
+    assert "RANDOMLY INITIALISED" not in out or "the weights are RANDOM" in result.stderr
+    assert not list((tmp_path / "job").rglob("*random*"))
+    # the mirror's own messages go to its log, not into the job's output
+    assert "mirror stopped" not in out + result.stderr
+    assert "GET /" not in out + result.stderr
+    assert "mirror stopped" in (tmp_path / "job" / "mirror-server.log").read_text()

@@ -7,7 +7,6 @@ member is then streamed out with a byte count, since sizes in zip headers can li
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import zipfile
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from ._download import CHUNK, check_disk_full
 from ._errors import UnsafeArchiveError
+from ._hashing import Hasher
 
 MAX_MEMBERS = 10_000
 #: Real weight files compress by a few percent; zeros compress about 1000-fold.
@@ -22,54 +22,59 @@ MAX_RATIO = 100
 RATIO_CHECK_FROM = 1 << 20
 
 
-def _check_name(archive: Path, name: str) -> None:
+def _check_name(archive: str, name: str) -> None:
     parts = name.replace("\\", "/").split("/")
     if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in parts:
-        raise UnsafeArchiveError(f"{archive.name}: member {name!r} escapes the extraction folder")
+        raise UnsafeArchiveError(f"{archive}: member {name!r} escapes the extraction folder")
 
 
-def _check_member(archive: Path, info: zipfile.ZipInfo, limit: int) -> None:
+def _check_member(archive: str, info: zipfile.ZipInfo, limit: int) -> None:
     _check_name(archive, info.filename)
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
-        raise UnsafeArchiveError(f"{archive.name}: member {info.filename!r} is a symbolic link")
+        raise UnsafeArchiveError(f"{archive}: member {info.filename!r} is a symbolic link")
     if info.file_size > limit:
         raise UnsafeArchiveError(
-            f"{archive.name}: member {info.filename!r} expands to {info.file_size} bytes, "
+            f"{archive}: member {info.filename!r} expands to {info.file_size} bytes, "
             f"over the limit of {limit} (the spec's size, else GLUON_HUB_MAX_EXTRACT_SIZE)"
         )
     if info.file_size > RATIO_CHECK_FROM and info.file_size > MAX_RATIO * max(info.compress_size, 1):
         raise UnsafeArchiveError(
-            f"{archive.name}: member {info.filename!r} expands {info.file_size} bytes from "
+            f"{archive}: member {info.filename!r} expands {info.file_size} bytes from "
             f"{info.compress_size}; refusing a likely zip bomb"
         )
 
 
-def extract_member(archive: Path, member: str, dest: Path, algorithm: str, limit: int) -> str:
-    """Write ``member`` of ``archive`` to ``dest``; return its ``algorithm:hex`` hash."""
+def extract_member(
+    archive: Path, member: str, dest: Path, algorithm: str, limit: int, name: str | None = None
+) -> str:
+    """Write ``member`` of ``archive`` to ``dest``; return its ``algorithm:hex`` hash.
+
+    ``name`` is what errors call the archive (its URL, say): ``archive`` is usually a
+    temp file whose name would mean nothing to the reader.
+    """
+    label = name or archive.name
     try:
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile as exc:
-        raise UnsafeArchiveError(f"{archive.name} is not a valid zip archive: {exc}") from None
+        raise UnsafeArchiveError(f"{label} is not a valid zip archive: {exc}") from None
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
-            raise UnsafeArchiveError(f"{archive.name} holds {len(infos)} members")
+            raise UnsafeArchiveError(f"{label} holds {len(infos)} members")
         for info in infos:
-            _check_member(archive, info, limit)
+            _check_member(label, info, limit)
         matches = [i for i in infos if i.filename == member and not i.is_dir()]
         if not matches:
             names = ", ".join(i.filename for i in infos[:10])
-            raise UnsafeArchiveError(f"{archive.name} has no member {member!r}; it holds: {names}")
-        hasher = hashlib.new(algorithm)
-        written = 0
+            raise UnsafeArchiveError(f"{label} has no member {member!r}; it holds: {names}")
+        hasher = Hasher(algorithm)
         try:
             with zf.open(matches[0]) as reader, open(dest, "wb") as writer:
                 while chunk := reader.read(CHUNK):
-                    written += len(chunk)
-                    if written > limit:
+                    if hasher.size + len(chunk) > limit:
                         raise UnsafeArchiveError(
-                            f"{archive.name}: member {member!r} expands beyond {limit} bytes"
+                            f"{label}: member {member!r} expands beyond {limit} bytes"
                         )
                     writer.write(chunk)
                     hasher.update(chunk)
@@ -79,5 +84,5 @@ def extract_member(archive: Path, member: str, dest: Path, algorithm: str, limit
             check_disk_full(exc, dest)
             raise
         except (zipfile.BadZipFile, EOFError) as exc:  # CRC errors, truncated data
-            raise UnsafeArchiveError(f"{archive.name}: member {member!r} is corrupt: {exc}") from None
-    return f"{algorithm}:{hasher.hexdigest()}"
+            raise UnsafeArchiveError(f"{label}: member {member!r} is corrupt: {exc}") from None
+    return hasher.value()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _env
+from ..specs import URL_SCHEMES, url_scheme
 
 APP_NAME = "gluon_hub"
 
@@ -22,8 +23,13 @@ _DEFAULTS: dict[str, float] = {
     "read_timeout": 60.0,
     "retries": 3.0,
     "max_extract_size": float(16 << 30),
+    "max_download_size": float(16 << 30),
+    "download_deadline": 3600.0,
+    "max_index_size": float(64 << 20),
 }
-_CONFIG_KEYS = {"home", "shared_caches", "mirrors", "offline", "progress", *_DEFAULTS}
+#: ``prefer_plugins`` is read by the hub (which plugin wins a bare name), not the cache.
+_CONFIG_KEYS = {"home", "shared_caches", "mirrors", "offline", "progress", "prefer_plugins",
+                *_DEFAULTS}
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,9 @@ class Settings:
     read_timeout: float
     retries: int
     max_extract_size: int
+    max_download_size: int
+    download_deadline: float
+    max_index_size: int
 
 
 def config_path() -> Path:
@@ -77,11 +86,17 @@ def _split(value: str | list[str] | None, pattern: str) -> list[str]:
 
 
 def check_mirror(base: str) -> str:
-    """A mirror base as given, or ValueError when its scheme is not http(s)/file/a path."""
-    scheme = base.split("://", 1)[0].lower() if "://" in base else ""
-    if scheme not in ("", "http", "https", "file"):
+    """A mirror base as given, or ValueError when its scheme is not http(s)/file/a path.
+
+    Checked when the settings are read, so that ``ftp://host/`` is refused at once rather
+    than read as a relative directory named ``ftp:``.
+    """
+    scheme = url_scheme(base)
+    if scheme not in ("", *URL_SCHEMES):
         raise ValueError(
-            f"mirror {base!r}: use an http(s):// or file:// URL or a plain directory"
+            f"mirror {base!r}: scheme {scheme!r} is not supported; use an http(s):// or "
+            "file:// URL or a plain directory (GLUON_HUB_MIRRORS or 'mirrors' in "
+            f"{config_path()})"
         )
     return base
 
@@ -107,6 +122,8 @@ def settings(root: str | os.PathLike[str] | None = None) -> Settings:
             value = config.get(key, _DEFAULTS[key])
         if not isinstance(value, (int, float)) or value < 0:
             raise ValueError(f"cache setting {key} must be a non-negative number, got {value!r}")
+        if key == "download_deadline" and value == 0:
+            raise ValueError("cache setting download_deadline must be more than 0 seconds")
         numbers[key] = value
     return Settings(
         home=Path(home).expanduser() if home else default_home(),
@@ -119,4 +136,7 @@ def settings(root: str | os.PathLike[str] | None = None) -> Settings:
         read_timeout=float(numbers["read_timeout"]),
         retries=int(numbers["retries"]),
         max_extract_size=int(numbers["max_extract_size"]),
+        max_download_size=int(numbers["max_download_size"]),
+        download_deadline=float(numbers["download_deadline"]),
+        max_index_size=int(numbers["max_index_size"]),
     )

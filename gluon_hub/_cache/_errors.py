@@ -33,7 +33,9 @@ class DownloadError(CacheError):
     def __init__(self, label: str, attempts: list[Attempt], hint: str = "") -> None:
         self.label = label
         self.attempts = list(attempts)
-        lines = [f"could not fetch {label}; tried {len(self.attempts)} source(s):"]
+        count = len(self.attempts)
+        lines = [f"could not fetch {label}; "
+                 + (f"tried {count} source{'' if count == 1 else 's'}:" if count else "no source to try")]
         lines += [f"  - {a}" for a in self.attempts]
         if hint:
             lines.append(hint)

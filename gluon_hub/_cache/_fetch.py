@@ -11,7 +11,7 @@ from ..specs import FileRef
 from . import _store
 from ._archive import extract_member
 from ._config import Settings, settings as read_settings
-from ._download import SourceFailed, copy_local, http_download, local_path
+from ._download import Result, SourceFailed, copy_local, encoded_note, http_download, local_path
 from ._errors import (
     Attempt,
     CacheNotWritableError,
@@ -105,34 +105,78 @@ def _prepare(entry: Path) -> None:
         raise
 
 
+#: Characters of an unexpected body quoted in an error.
+EXCERPT = 160
+_MARKUP = (b"<?xml", b"<!doctype", b"<html", b"<head", b"<body", b"<error")
+
+
+def _what_came_back(result: Result, part: Path) -> str:
+    """What a source sent instead of the file, when it says or shows so; "" otherwise.
+
+    An HTML or XML page (S3's ``AccessDenied``, a login page) or a body encoded although
+    ``identity`` was asked for explains a mismatch better than two hashes do.
+    """
+    notes = []
+    if result.encoding:
+        notes.append(encoded_note(result.encoding))
+    try:
+        with open(part, "rb") as stream:
+            head = stream.read(4 * EXCERPT)
+    except OSError:
+        head = b""
+    kind = (result.content_type or "").split(";", 1)[0].strip().lower()
+    if (kind.startswith("text/") or kind.endswith(("/html", "/xml", "+xml", "/json"))
+            or head.lstrip()[:9].lower().startswith(_MARKUP)):
+        text = "".join(c if c.isprintable() else " " for c in head.decode("utf-8", "replace"))
+        excerpt = " ".join(text.split())
+        if len(excerpt) > EXCERPT:
+            excerpt = excerpt[:EXCERPT] + "..."
+        notes.append(f"it answered with Content-Type {result.content_type or '(none)'} and a "
+                     f"body that is not the file, starting: {excerpt!r}")
+    return "; ".join(notes)
+
+
 def _from_source(source: str, ref: FileRef, entry: Path, cfg: Settings, progress: Progress) -> Path:
     """Deliver ``ref`` from one source into the cache, or raise SourceFailed."""
     archive = ref.extract is not None
     name = _store.download_name(ref)
     check = ref.archive_hash if archive else ref.hash
     algorithm = check.split(":", 1)[0] if check else "sha256"
-    limit = None if archive else ref.size
+    # A zip's own size is never in the spec (``size`` is the member's), so zips and files
+    # of unknown size are bounded by the configured cap.
+    if ref.size is not None and not archive:
+        limit, note = ref.size, " (the size the spec declares)"
+    else:
+        limit, note = cfg.max_download_size, " (GLUON_HUB_MAX_DOWNLOAD_SIZE)"
     part = _store.claim_partial(entry, name)
     keep = False
     try:
         path = local_path(source)
         if path is None:
-            result = http_download(source, part, algorithm, cfg, limit, progress)
+            result = http_download(source, part, algorithm, cfg, limit, progress, limit_note=note)
         else:
-            result = copy_local(path, part, algorithm, limit, progress)
+            result = copy_local(path, part, algorithm, limit, progress, limit_note=note)
         if check is not None and result.hash != check:
-            raise _Mismatch(check, result.hash)
+            raise _Mismatch(check, result.hash, detail=_what_came_back(result, part))
         if not archive:
             if ref.size is not None and result.size != ref.size:
-                raise SourceFailed(f"size {result.size} bytes, expected {ref.size}")
+                detail = _what_came_back(result, part)
+                raise SourceFailed(f"size {result.size} bytes, expected {ref.size}"
+                                   + (f"; {detail}" if detail else ""))
             final = entry / _store.delivered_name(ref)
             return _store.place(part, final, ref.hash, source)
         tmp = _store.new_temp(entry, _store.delivered_name(ref))
         try:
-            digest = extract_member(
-                part, ref.extract, tmp, ref.algorithm,  # type: ignore[arg-type]
-                ref.size if ref.size is not None else cfg.max_extract_size,
-            )
+            try:
+                digest = extract_member(
+                    part, ref.extract, tmp, ref.algorithm,  # type: ignore[arg-type]
+                    ref.size if ref.size is not None else cfg.max_extract_size, name=source,
+                )
+            except UnsafeArchiveError as exc:
+                detail = _what_came_back(result, part)
+                if detail:
+                    raise SourceFailed(f"{exc}; {detail}") from None
+                raise
             if digest != ref.hash:
                 raise _Mismatch(ref.hash, digest, f"member {ref.extract!r}: ")
             return _store.place(tmp, entry / _store.delivered_name(ref), ref.hash, source)
@@ -151,9 +195,20 @@ def _from_source(source: str, ref: FileRef, entry: Path, cfg: Settings, progress
 
 
 class _Mismatch(SourceFailed):
-    def __init__(self, expected: str, actual: str, prefix: str = "") -> None:
-        super().__init__(f"{prefix}hash mismatch")
+    def __init__(self, expected: str, actual: str, prefix: str = "", detail: str = "") -> None:
+        super().__init__(f"{prefix}hash mismatch" + (f": {detail}" if detail else ""))
         self.expected, self.actual = expected, actual
+
+
+def _mismatch_hint(ref: FileRef) -> str:
+    """What to do when a source sent other bytes than the spec's hash."""
+    return (
+        "A hash mismatch means a source sent other bytes than the published file (a broken "
+        "or tampered mirror, an error page, or a changed file). Try another mirror (list a "
+        f"good one first in GLUON_HUB_MIRRORS), run 'gluon-hub cache purge {ref.hash}' to drop "
+        "partial downloads, and report the mirror named above to whoever runs it (or the "
+        "plugin's authors, when every source disagrees)."
+    )
 
 
 def fetch(ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bool | None = None) -> Path:
@@ -190,7 +245,8 @@ def fetch(ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bo
     if cfg.offline:
         raise OfflineMissError(label(ref), attempts, "GLUON_HUB_OFFLINE=1 forbids downloading it; "
                                + _prefetch_hint(ref))
-    raise DownloadError(label(ref), attempts)
+    hint = _mismatch_hint(ref) if any(a.expected is not None for a in attempts) else ""
+    raise DownloadError(label(ref), attempts, hint)
 
 
 def add_file(ref: FileRef, path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> Path:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import logging
 import os
@@ -33,12 +32,12 @@ from pathlib import Path
 from typing import Iterator
 
 from ..specs import FileRef
+from ._hashing import hash_file
 
 log = logging.getLogger("gluon_hub.cache")
 
 STAMP = ".stamp.json"
 LOCK = ".lock"
-HASH_CHUNK = 1 << 20
 #: A partial download from another host counts as abandoned after this long untouched.
 STALE_PARTIAL_S = 300.0
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]+")
@@ -69,14 +68,6 @@ def delivered_name(ref: FileRef) -> str:
 def download_name(ref: FileRef) -> str:
     """The name of the published file (the archive when ``extract`` is set)."""
     return _basename(ref.filename or ref.urls[0])
-
-
-def hash_file(path: Path, algorithm: str) -> str:
-    hasher = hashlib.new(algorithm)
-    with open(path, "rb") as stream:
-        while chunk := stream.read(HASH_CHUNK):
-            hasher.update(chunk)
-    return f"{algorithm}:{hasher.hexdigest()}"
 
 
 def visible_file(directory: Path) -> Path | None:

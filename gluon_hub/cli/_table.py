@@ -27,3 +27,20 @@ def human_size(n: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
+
+
+def human_count(n: int | None) -> str:
+    """A count as people read it: ``676``, ``25.6K``, ``11.7M``, ``1.2B``."""
+    if n is None:
+        return "-"
+    for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f}{suffix}"
+    return str(n)
+
+
+def plural(n: int, singular: str) -> str:
+    """``1 model``, ``2 models``, ``2 losses``."""
+    if n == 1:
+        return f"1 {singular}"
+    return f"{n} {singular}{'es' if singular.endswith('s') else 's'}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._table import format_table, human_size
+from ._table import format_table, human_count, human_size, plural
 
 KINDS = ("models", "datasets", "losses", "batchify")
 
@@ -41,15 +41,20 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _top1(spec) -> str | None:
+    """Top-1 accuracy in percent. Specs report it as a percentage (GluonCV's tables) or
+    as a fraction (the main job's 0.97); an accuracy is never 1% or less, so a value of at
+    most 1 is a fraction."""
     for variant in getattr(spec, "weights", ()):
         for metric in variant.metrics:
             if metric.name.lower() in ("top-1", "top1", "accuracy"):
-                return f"{metric.value:.2f}"
+                value = metric.value * 100 if metric.value <= 1 else metric.value
+                return f"{value:.2f}"
     return None
 
 
 def _list(args: argparse.Namespace) -> int:
     from .._hub import get_hub
+    from ..specs import SPEC_KINDS
 
     filters = {"task": args.task} if args.kind in ("models", "datasets") else {}
     specs = get_hub().catalog(args.kind).select(args.pattern, args.plugin, **filters)
@@ -60,15 +65,15 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     if args.kind == "models":
         rows = [
-            (s.qualified_name, s.task, f"{s.num_params / 1e6:.1f}M" if s.num_params else None,
-             _top1(s), ",".join(w.tag for w in s.weights) or None)
+            (s.qualified_name, s.task, human_count(s.num_params), _top1(s),
+             ",".join(w.tag for w in s.weights) or None)
             for s in specs
         ]
-        print(format_table(("NAME", "TASK", "PARAMS", "TOP-1", "WEIGHTS"), rows))
+        print(format_table(("NAME", "TASK", "PARAMS", "TOP-1 %", "WEIGHTS"), rows))
     else:
         rows = [(s.qualified_name, getattr(s, "task", None), s.description) for s in specs]
         print(format_table(("NAME", "TASK", "DESCRIPTION"), rows))
-    print(f"\n{len(specs)} {args.kind}")
+    print(f"\n{plural(len(specs), SPEC_KINDS[args.kind].noun)}")
     return 0
 
 
@@ -98,17 +103,36 @@ def _plugins(args: argparse.Namespace) -> int:
     from .._api import plugins
 
     infos = plugins()
+    commands = _commands_by_plugin()
     if args.json:
-        print(json.dumps([i.__dict__ for i in infos], indent=1))
+        print(json.dumps([{**i.__dict__, "commands": commands.get(i.name, [])} for i in infos],
+                         indent=1))
         return 0
-    rows = [(i.name, i.version, i.distribution, i.status, i.error) for i in infos]
-    print(format_table(("PLUGIN", "VERSION", "DISTRIBUTION", "STATUS", "ERROR"), rows))
+    rows = [(i.name, i.version, i.distribution, i.status, ", ".join(commands.get(i.name, [])) or None,
+             i.error) for i in infos]
+    print(format_table(("PLUGIN", "VERSION", "DISTRIBUTION", "STATUS", "COMMANDS", "ERROR"), rows))
     return 0
 
 
+def _commands_by_plugin() -> dict[str, list[str]]:
+    """The ``gluon-hub`` commands each plugin adds (``predict`` ...), by plugin name."""
+    from .._hub import get_hub
+
+    commands: dict[str, list[str]] = {}
+    for spec in get_hub().catalog("commands").select():
+        commands.setdefault(spec.plugin, []).append(spec.name)
+    return commands
+
+
 def _search_status(row: dict) -> str:
+    from .._index import PACKAGED_INDEX
+
+    # Hints from another index are that index's claim: say whose it is.
+    told = "" if row["index"] in (None, str(PACKAGED_INDEX)) else f" (per {row['index']})"
     if not row["installed"]:
-        return f"pip install {row['distribution']}"
+        return f"{row['install']}{told}"
+    if row["status"] == "not in installed version":
+        return f"not in the installed {row['distribution']}{told}"
     if row["status"] != "loaded":
         return f"plugin {row['plugin']} {row['status']} (gluon-hub plugins says why)"
     return "installed"

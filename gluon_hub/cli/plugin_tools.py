@@ -37,7 +37,7 @@ def _new_plugin(args: argparse.Namespace) -> int:
     from .._scaffold import write_plugin_project
 
     target = write_plugin_project(args.name, args.dir, plugin=args.plugin, force=args.force)
-    print(f"wrote {target}\nnext: pip install -e {target} && pytest {target}/tests")
+    print(f"wrote {target}\nnext: cd {target} && pip install -e \".[test]\" && python -m pytest")
     return 0
 
 

@@ -13,7 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ._table import format_table, human_size
+from ._table import format_table, human_size, plural
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +32,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--source", default="", help="who measured the metrics (a paper, a URL ...)")
     p.add_argument("--description", default="", help="how the weights were trained")
     p.add_argument("--base-url", metavar="URL",
-                   help="where OUT will be uploaded; the entry then also carries the file's URL")
+                   help="where OUT will be served from; the entry then carries the file's URL. "
+                   "Asked for on a terminal when not given; without it the file is found only "
+                   "through mirrors (GLUON_HUB_MIRRORS), never on the default public mirror")
     p.set_defaults(run=_publish)
 
     p = subparsers.add_parser(
@@ -74,10 +76,19 @@ def _publish(args: argparse.Namespace) -> int:
     from ..specs import _to_jsonable
 
     metrics = [parse_metric(m, source=args.source) for m in args.metric]
+    base_url = args.base_url
+    if base_url is None and sys.stdin.isatty():
+        base_url = input(f"URL that {args.out} will be served from (empty: none, only mirrors "
+                         "will find the file): ").strip() or None
+    if base_url is None:
+        print(f"gluon-hub: note: no --base-url: the entry has a file name but no URL, so users "
+              f"find the file only on a mirror they configure (GLUON_HUB_MIRRORS), and "
+              "'gluon-hub check-plugin' reports the model until its spec gives a URL",
+              file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         variant = publish(args.params, args.name, args.out, tag=args.tag, metrics=metrics,
-                          description=args.description, base_url=args.base_url)
+                          description=args.description, base_url=base_url)
     for warning in caught:
         print(f"gluon-hub: note: {warning.message}", file=sys.stderr)
     print(f"published {args.name}:{variant.tag} as {args.out / variant.file.filename} "
@@ -113,7 +124,7 @@ def _bundle(args: argparse.Namespace) -> int:
     files = bundle(args.models, args.output, from_dir=args.from_dir, all_tags=args.all_tags)
     rows = [(f.path, human_size(f.size), f.sha256[:19] + "...", ", ".join(f.models)) for f in files]
     print(format_table(("FILE", "SIZE", "HASH", "MODELS"), rows))
-    print(f"\nwrote {args.output}: {len(files)} files, {human_size(sum(f.size for f in files))}")
+    print(f"\nwrote {args.output}: {plural(len(files), 'file')}, {human_size(sum(f.size for f in files))}")
     return 0
 
 
@@ -125,5 +136,5 @@ def _import(args: argparse.Namespace) -> int:
             for f, path in imported]
     print(format_table(("FILE", "SIZE", "MODELS", "CACHED AT"), rows))
     total = sum(f.size for f, _ in imported)
-    print(f"\nimported {len(imported)} files, {human_size(total)}, all hashes verified")
+    print(f"\nimported {plural(len(imported), 'file')}, {human_size(total)}, all hashes verified")
     return 0

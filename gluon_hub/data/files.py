@@ -13,11 +13,11 @@ cache, which explains offline misses with the command that prefetches the file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 
+from gluon_hub._cache._hashing import hash_file
 from gluon_hub.errors import HubError
 from gluon_hub.specs import FileRef
 
@@ -34,14 +34,6 @@ def _basename(ref: FileRef) -> str:
     return PurePosixPath(urlparse(ref.urls[0]).path).name
 
 
-def _digest(path: Path, algorithm: str) -> str:
-    digest = hashlib.new(algorithm)
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return f"{algorithm}:{digest.hexdigest()}"
-
-
 def _verified(path: Path, expected: str, size: int | None) -> Path:
     if size is not None and path.stat().st_size != size:
         raise DatasetFileError(
@@ -49,7 +41,7 @@ def _verified(path: Path, expected: str, size: int | None) -> Path:
             "dataset expects (another version, or an interrupted copy); replace it, or pass "
             "root=None to download the right one"
         )
-    actual = _digest(path, expected.partition(":")[0])
+    actual = hash_file(path, expected.partition(":")[0])
     if actual != expected:
         raise DatasetFileError(
             f"{path} has hash {actual}, expected {expected}: it is not the file the dataset "
@@ -99,7 +91,7 @@ def dataset_file(
     if not isinstance(ref, FileRef):
         raise TypeError(f"dataset_file() takes a gluon_hub.FileRef, got {type(ref).__name__}")
     if root is None:
-        from gluon_hub._cache import fetch
+        from gluon_hub.cache import fetch
 
         return fetch(ref, root=cache_root, progress=progress)
     folder = Path(root).expanduser()
@@ -124,6 +116,6 @@ def dataset_file(
         return _verified(archive, ref.hash, ref.size)
     if ref.archive_hash is not None:
         _verified(archive, ref.archive_hash, None)
-    from gluon_hub._cache import add_file
+    from gluon_hub.cache import add_file
 
     return add_file(ref, archive, root=cache_root)

@@ -6,9 +6,12 @@ the name is unusual so that it cannot clash with another test folder's helpers.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import http.server
 import socket
+import ssl
+import subprocess
 import struct
 import sys
 import threading
@@ -27,6 +30,11 @@ class Served:
     etag: bool = True
     delay: float = 0.0  # before the body of every response
     throttle: tuple[int, float] | None = None  # (bytes per write, seconds between)
+    #: How the body's length is told, per status: "omit" (the body ends when the connection
+    #: closes), "chunked", or a literal Content-Length value; the true length otherwise.
+    length: dict[int, str] = field(default_factory=dict)
+    gzip: bool = False  # sent with Content-Encoding: gzip whatever the request asked
+    content_type: str | None = None
 
 
 @dataclass
@@ -39,15 +47,25 @@ class Request:
 
 
 class Server:
-    """A threaded http.server that counts requests and plays faults from a plan."""
+    """A threaded http.server that counts connections and requests and plays faults from a plan.
 
-    def __init__(self) -> None:
+    With ``tls=(certfile, keyfile)`` it serves https.
+    """
+
+    def __init__(self, tls: tuple[Path, Path] | None = None) -> None:
         self.files: dict[str, Served] = {}
         self.log: list[Request] = []
+        self.connections = 0
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_state": self})
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+            self.scheme = "https"
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -55,7 +73,7 @@ class Server:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        return f"{self.scheme}://127.0.0.1:{self.httpd.server_address[1]}/"
 
     def add(self, path: str, data: bytes, **options) -> str:
         self.files["/" + path.lstrip("/")] = Served(data, **options)
@@ -75,6 +93,11 @@ class Server:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_state: Server
+
+    def setup(self) -> None:
+        with self.server_state.lock:
+            self.server_state.connections += 1
+        super().setup()
 
     def log_message(self, *args) -> None:  # keep test output clean
         pass
@@ -101,8 +124,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         if kind == "slow":
             time.sleep(float(arg))
+        if kind == "driphead":  # a status line, then a header one byte at a time
+            return self._drip_headers(record)
         data = served.data if kind != "wrong" else bytes(b ^ 0xFF for b in served.data)
+        if served.gzip:
+            data = gzip.compress(data, mtime=0)
         etag = '"%s"' % hashlib.sha1(data).hexdigest()[:16]
+        if served.etag and self.headers.get("If-None-Match") == etag:
+            return self._status(record, 304)
         start = 0
         wanted = record.range
         if (
@@ -112,8 +141,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             start = int(wanted.split("=", 1)[1].split("-", 1)[0])
         body = data[start:]
         record.status = 206 if start else 200
+        length = served.length.get(record.status)
+        if length == "chunked":
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = True
         self.send_response(record.status)
-        self.send_header("Content-Length", str(len(body)))
+        if length is None:
+            self.send_header("Content-Length", str(len(body)))
+        elif length == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+        elif length != "omit":
+            self.send_header("Content-Length", length)
+        if served.gzip:
+            self.send_header("Content-Encoding", "gzip")
+        if served.content_type:
+            self.send_header("Content-Type", served.content_type)
         if served.ranges:
             self.send_header("Accept-Ranges", "bytes")
         if served.etag:
@@ -138,12 +180,34 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         step, pause = served.throttle or (len(body) or 1, 0.0)
         try:
             for offset in range(0, len(body), step):
-                self.wfile.write(body[offset : offset + step])
-                record.body += len(body[offset : offset + step])
+                piece = body[offset : offset + step]
+                if length == "chunked":
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                else:
+                    self.wfile.write(piece)
+                self.wfile.flush()
+                record.body += len(piece)
                 if pause:
                     time.sleep(pause)
+            if length == "chunked":
+                self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass
+        if length in ("omit", "chunked"):
+            self.close_connection = True
+
+    def _drip_headers(self, record: Request) -> None:
+        record.status = 200
+        try:
+            self.wfile.write(b"HTTP/1.0 200 OK\r\nX-Drip: ")
+            for _ in range(1200):  # a minute at most
+                self.wfile.write(b"a")
+                self.wfile.flush()
+                record.body += 1  # counts header bytes here
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
 
     def _status(self, record: Request, status: int, retry_after: str = "") -> None:
         record.status = status
@@ -160,6 +224,24 @@ def sha256(data: bytes) -> str:
 
 def ref_for(data: bytes, filename: str = "files/blob.bin", **kw) -> FileRef:
     return FileRef(hash=sha256(data), size=len(data), filename=filename, **kw)
+
+
+def self_signed_cert(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made with the openssl command."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def visible_files(home: Path) -> list[Path]:
+    """Every file under a final (non-hidden) name in the cache's file store."""
+    files = home / "files"
+    return [p for p in files.rglob("*") if p.is_file() and not p.name.startswith(".")] if files.exists() else []
 
 
 def temp_leftovers(home: Path) -> list[Path]:

@@ -14,7 +14,7 @@ import pytest
 import gluon_hub
 from cachetestlib import sha256, temp_leftovers
 from gluon_hub import FileRef
-from gluon_hub._cache import check_params_file, fetch_params
+from gluon_hub.cache import check_params_file, fetch_params
 from gluon_hub.cache import DownloadError, ParamsFormatError
 
 

@@ -70,7 +70,7 @@ def test_sigkill_mid_download_then_rerun_resumes(server, cache_env, monkeypatch)
     assert temp_leftovers(cache_env) == []
 
 
-def test_a_stuck_lock_delays_but_does_not_block(server, cache_env, monkeypatch):
+def test_a_stuck_lock_delays_but_does_not_block(server, cache_env, monkeypatch, caplog):
     data = os.urandom(10_000)
     ref = ref_for(data)
     server.add("files/blob.bin", data)
@@ -89,13 +89,15 @@ def test_a_stuck_lock_delays_but_does_not_block(server, cache_env, monkeypatch):
         monkeypatch.setenv("GLUON_HUB_LOCK_TIMEOUT", "0.5")
         started = time.monotonic()
         assert gluon_hub.fetch(ref).read_bytes() == data
-        assert 0.5 <= time.monotonic() - started < 10
+        assert time.monotonic() - started >= 0.5  # it did wait for the lock
+        assert "still held after" in caplog.text  # then went ahead without it, once
+        assert server.body_requests() == 1 and temp_leftovers(cache_env) == []
     finally:
         holder.kill()
         holder.wait()
 
 
-def test_lock_of_a_killed_process_is_released(server, cache_env, monkeypatch):
+def test_lock_of_a_killed_process_is_released(server, cache_env, monkeypatch, caplog):
     data = os.urandom(10_000)
     ref = ref_for(data)
     server.add("files/blob.bin", data)
@@ -113,9 +115,11 @@ def test_lock_of_a_killed_process_is_released(server, cache_env, monkeypatch):
     holder.wait()
     monkeypatch.setenv("GLUON_HUB_MIRRORS", server.url)
     monkeypatch.setenv("GLUON_HUB_LOCK_TIMEOUT", "30")
-    started = time.monotonic()
     assert gluon_hub.fetch(ref).read_bytes() == data
-    assert time.monotonic() - started < 5
+    # Had the lock outlived its process, the fetch would have waited out the timeout and
+    # said so; counting that warning, not the seconds, keeps a loaded machine from failing it.
+    assert "still held after" not in caplog.text
+    assert server.body_requests() == 1
 
 
 def test_threads_past_a_timed_out_lock_never_take_each_others_partial(server, cache_env, monkeypatch):

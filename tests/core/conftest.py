@@ -29,11 +29,16 @@ def gluon_hub_models():
 
 
 @pytest.fixture(autouse=True)
-def fresh_hub(monkeypatch: pytest.MonkeyPatch) -> gluon_hub._hub.Hub:
-    """Every test starts from a hub that has discovered nothing yet, with clean variables."""
+def fresh_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> gluon_hub._hub.Hub:
+    """Every test starts from a hub that has discovered nothing yet, with clean variables.
+
+    ``GLUON_HUB_HOME`` points into the test's temp dir: a fetched remote index is cached
+    there, never in the user's ``~/.cache``.
+    """
     for var in ("GLUON_HUB_DISABLE_PLUGIN_AUTOLOAD", "GLUON_HUB_DISABLE_PLUGINS",
-                "GLUON_HUB_STRICT_PLUGINS", "GLUON_HUB_INDEX"):
+                "GLUON_HUB_STRICT_PLUGINS", "GLUON_HUB_INDEX", "GLUON_HUB_PREFER_PLUGINS"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "hub-home"))
     monkeypatch.syspath_prepend(str(Path(__file__).parent / "helpers"))
     hub = gluon_hub.reset_hub()
     yield hub
@@ -79,6 +84,19 @@ def fake_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., 
     yield make
     for module in created:
         sys.modules.pop(module, None)
+
+
+#: ``only_fakes`` disables the first-party plugins, which the hub (rightly) warns about
+#: once per fresh hub; tests that check those warnings use ``pytest.warns``, which still sees them.
+_DISABLED_WARNING = (
+    "ignore:plugin .* is disabled by GLUON_HUB_DISABLE_PLUGINS:gluon_hub.errors.PluginWarning"
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "only_fakes" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.filterwarnings(_DISABLED_WARNING))
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ import gluon_hub
 PUBLIC = {
     "AmbiguousNameError", "BatchifySpec", "CommandSpec", "DatasetSpec", "FileRef",
     "HUB_API_VERSION", "HubError", "IndexFormatError", "InputSpec", "LossSpec", "Metric",
-    "ModelSpec", "PluginError", "PluginInfo", "PluginNotInstalledError", "UnknownNameError",
+    "ModelBuildError", "ModelSpec", "PluginError", "PluginInfo", "PluginNotInstalledError",
+    "PluginWarning", "UnknownNameError",
     "WeightVariant", "__version__", "dataset_info", "get_batchify", "get_loss", "hookimpl",
     "info", "list_batchify", "list_datasets", "list_losses", "list_models", "load",
     "load_dataset", "plugins", "register_plugin", "reset_hub", "search", "set_index",

@@ -122,12 +122,14 @@ def test_pattern_and_limit_select_what_is_checked(fake_plugin):
 
 def test_weight_entries_are_checked_for_form(fake_plugin):
     variant = WeightVariant(
-        tag="demo", file=FileRef(hash=f"sha1:{'a' * 40}", urls=("ftp://example.org/w.params",)),
+        # a local file:// URL is a valid FileRef, but no use to the plugin's users
+        tag="demo", file=FileRef(hash=f"sha1:{'a' * 40}", urls=("file:///srv/w.params",)),
         metrics=(Metric("top-1", 50.0, "demo", "test"),))
     fake_plugin("kitweights", models=[good_spec(weights=(variant,))])
     report = check_plugin("kitweights", build_models=False)
     text = str(report)
-    assert "ftp://" in text and "size is not given" in text and "sha256" in text
+    assert "'file:///srv/w.params' is not an absolute http(s) URL" in text
+    assert "size is not given" in text and "sha256" in text
     assert "has no source" in text
     assert [f.check for f in report.errors] == ["weights"]
 
