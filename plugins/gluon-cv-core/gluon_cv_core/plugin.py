@@ -9,9 +9,10 @@ GLUON_HUB_API = ">=1,<2"
 
 @hookimpl
 def gluon_hub_models():
+    from ._detection_specs import detection_specs
     from ._model_specs import model_specs
 
-    return model_specs()
+    return model_specs() + detection_specs()
 
 
 @hookimpl
@@ -27,6 +28,6 @@ def gluon_hub_commands():
         CommandSpec(
             name="predict",
             factory="gluon_cv_core.predict:main",
-            description="classify images with a model: gluon-hub predict MODEL IMAGE...",
+            description="classify images, or find objects in them: gluon-hub predict MODEL IMAGE...",
         )
     ]

@@ -1,8 +1,14 @@
 """``gluon-hub predict MODEL IMAGE...``: print the top-k classes of images with a model.
 
 Images are decoded with MXNet's OpenCV and preprocessed with the model's evaluation
-preset (its ``InputSpec``); scores are softmax probabilities. Weights are the model's
-published ones unless ``--params`` points at a local ``.params`` file.
+preset (its ``InputSpec``); scores are softmax probabilities. For an object detector the
+command prints each image's boxes as JSON instead, and ``--out FILE.png`` draws them (see
+:mod:`.detection_predict`).
+
+It never downloads unless asked. By default it uses the model's published weights if they
+are already in the cache or on a local mirror, and otherwise stops and says how to get
+them: ``--pretrained`` downloads them, ``--params FILE`` loads a local file, and
+``--random-weights`` runs the untrained network (its labels are meaningless).
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from typing import Any, Sequence
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gluon-hub predict",
-        description="Classify images with an image-classification model and print the top-k classes.",
+        description="Classify images with an image-classification model and print the top-k classes; "
+        "with an object detector, print the boxes of each image as JSON (and draw them with --out).",
     )
     parser.add_argument("model", help="model name, for example resnet50_v1d")
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="image files (JPEG, PNG ...)")
@@ -27,16 +34,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--pretrained",
         nargs="?",
         const=True,
-        default=True,
+        default=None,
         metavar="TAG",
-        help="published weights to use: the default ones, or those tagged TAG (the default)",
+        help="use the published weights (the default ones, or those tagged TAG), downloading "
+        "them if they are not cached. Without any weights option, the published weights are "
+        "used only if already cached or on a local mirror: nothing is downloaded",
     )
     weights.add_argument("--tag", dest="pretrained", metavar="TAG", help="same as --pretrained TAG")
     weights.add_argument("--params", metavar="FILE", help="load weights from a local .params file instead")
+    weights.add_argument("--random-weights", action="store_true",
+                         help="run the randomly initialised network (to try the command; the "
+                         "labels are then meaningless)")
     parser.add_argument("--classes", type=int, help="number of classes of a --params file trained with other classes")
     parser.add_argument("--batch-size", type=int, default=32, help="images per forward pass (default 32)")
     parser.add_argument("--ctx", default="cpu", help="device, for example cpu or gpu0 (default cpu)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per image")
+    parser.add_argument("--threshold", type=float, default=0.5,
+                        help="detectors: print boxes scoring at least this (default 0.5)")
+    parser.add_argument("--out", metavar="FILE.png",
+                        help="detectors: write the (single) image with its boxes, class names and scores drawn")
     return parser
 
 
@@ -60,10 +76,13 @@ def predict(
     batch_size: int = 32,
     ctx: Any = None,
     classes: int | None = None,
+    download: bool = True,
 ) -> list[list[tuple[str, float]]]:
     """The ``topk`` (label, probability) pairs of each image, best first.
 
     Labels are the spec's class names, or ``class <i>`` when the model has other classes.
+    ``pretrained=False`` (and no ``params``) runs the randomly initialised network;
+    ``download=False`` takes published weights only from the cache or a local mirror.
     """
     import gluon_hub
     from gluon_hub.compat import mx
@@ -76,13 +95,7 @@ def predict(
     spec = gluon_hub.info(model)
     ctx = ctx or mx.cpu()
     kwargs = {"classes": classes} if classes else {}
-    if params is not None:
-        net = gluon_hub.load(model, pretrained=False, ctx=ctx, **kwargs)
-        net.load_parameters(params, ctx=ctx)
-    elif not spec.pretrained:
-        raise ValueError(f"model {spec.qualified_name!r} has no published weights; pass --params FILE")
-    else:
-        net = gluon_hub.load(model, pretrained=pretrained, ctx=ctx, **kwargs)
+    net = _network(spec, pretrained, params, ctx, kwargs, download)
     net.hybridize(static_alloc=True, static_shape=True)
     transform = eval_transform(spec)
     labels: list[str] | None = None
@@ -98,14 +111,93 @@ def predict(
     return results
 
 
+def _network(spec: Any, pretrained: bool | str, params: str | None, ctx: Any, kwargs: dict[str, Any],
+             download: bool) -> Any:
+    """The model with the weights asked for (see :func:`predict`), not yet hybridized."""
+    import gluon_hub
+
+    if params is not None or pretrained is False:
+        net = gluon_hub.load(spec.qualified_name, pretrained=False, ctx=ctx, **kwargs)  # initialised at random
+        if params is not None:
+            net.load_parameters(params, ctx=ctx)
+        return net
+    if not spec.pretrained:
+        raise ValueError(f"model {spec.qualified_name!r} has no published weights; pass --params FILE "
+                         "(or --random-weights to try the untrained network)")
+    if download:
+        return gluon_hub.load(spec.qualified_name, pretrained=pretrained, ctx=ctx, **kwargs)
+    return _load_cached(spec, pretrained, ctx, kwargs)
+
+
+def _detect(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
+    """Detectors: one JSON object of boxes per image and, with ``--out``, the picture of them."""
+    import os
+
+    from .detection_predict import detect, draw_detections
+
+    if args.out and len(args.images) != 1:
+        raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
+    if args.classes:
+        raise ValueError("--classes is for classifiers; a detector's --params file must have its classes")
+    for path in args.images:  # before the network is built, which takes a while
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"image {path!r} does not exist")
+    net = _network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+    net.hybridize()  # each image keeps its aspect ratio, so shapes vary: no static_shape
+    for path, (image, found) in zip(args.images, detect(net, spec, args.images, args.threshold, ctx)):
+        print(json.dumps({"image": path, "width": image.shape[1], "height": image.shape[0],
+                          "detections": [d.as_json() for d in found]}))
+        if args.out:
+            draw_detections(image, found, net.classes, args.out)
+    sys.stdout.flush()
+    return 0
+
+
+def _load_cached(spec: Any, pretrained: bool | str, ctx: Any, kwargs: dict[str, Any]) -> Any:
+    """The model with its published weights from the cache or a local mirror, never the network."""
+    import os
+
+    import gluon_hub
+    from gluon_hub.cache import OfflineMissError
+
+    previous = os.environ.get("GLUON_HUB_OFFLINE")
+    os.environ["GLUON_HUB_OFFLINE"] = "1"
+    try:
+        return gluon_hub.load(spec.qualified_name, pretrained=pretrained, ctx=ctx, **kwargs)
+    except OfflineMissError:
+        size = spec.weight(pretrained).file.size
+        what = f" ({size / 2**20:.0f} MB)" if size else ""
+        raise FileNotFoundError(
+            f"the published weights of {spec.qualified_name!r}{what} are not in the cache or on a "
+            "local mirror, and predict downloads only when asked: pass --pretrained to download "
+            "them, --params FILE to use your own, or --random-weights to run the untrained network"
+        ) from None
+    finally:
+        if previous is None:
+            del os.environ["GLUON_HUB_OFFLINE"]
+        else:
+            os.environ["GLUON_HUB_OFFLINE"] = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``gluon-hub predict``; returns the exit code."""
     from ._devices import contexts
 
     args = build_parser().parse_args(argv)
     ctx = contexts(args.ctx)[0]
-    results = predict(args.model, args.images, args.topk, args.pretrained, args.params, args.batch_size, ctx,
-                      args.classes)
+    if args.random_weights:
+        print("gluon-hub predict: the weights are RANDOM (--random-weights); the labels below are "
+              "meaningless", file=sys.stderr)
+    # --pretrained [TAG] asks for the published weights, downloading them if needed; with
+    # no weights option they are used only if they are already here.
+    pretrained = (not args.random_weights) if args.pretrained is None else args.pretrained
+    import gluon_hub
+
+    spec = gluon_hub.info(args.model)
+    if spec.task == "object-detection":
+        return _detect(args, spec, pretrained, ctx)
+    results = predict(args.model, args.images, args.topk, pretrained, args.params, args.batch_size, ctx,
+                      args.classes, download=args.pretrained is not None)
     for path, top in zip(args.images, results):
         if args.json:
             print(json.dumps({"image": path, "top": [{"label": l, "score": s} for l, s in top]}))

@@ -16,7 +16,7 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
-MODELS = gluon_hub.list_models(plugin="cv")
+MODELS = gluon_hub.list_models(plugin="cv", task="image-classification")
 
 #: smallest input each family accepts in GluonCV: fixed-size final pools (DenseNet 7x7,
 #: SqueezeNet 13x13, Inception 8x8) and AlexNet's three unpadded pools; 32 otherwise.

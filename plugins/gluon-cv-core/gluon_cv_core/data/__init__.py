@@ -1,6 +1,9 @@
 """Vision data: preprocessing presets, image folders, CIFAR, and top-k accuracy.
 
-Importing this package imports mxnet; the plugin's entry point never does.
+Detection has modules of its own: ``detection_datasets`` (VOC, COCO, ``.lst``/RecordIO),
+``detection_presets`` (SSD, YOLOv3, Faster R-CNN, CenterNet transforms) and
+``detection_metrics`` (VOC and COCO mAP). Importing this package imports mxnet; the
+plugin's entry point never does.
 """
 
 from __future__ import annotations

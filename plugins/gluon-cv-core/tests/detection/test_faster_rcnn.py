@@ -1,0 +1,352 @@
+"""Faster R-CNN matches GluonCV 0.10 (the test-only reference) forward, in training and in its recipe.
+
+Parameter names, shapes, stored anchors and counts of every ``faster_rcnn_*`` name are checked
+with the other detectors in ``test_detectors.py`` (parametrized from the registry). Here: the
+recipe facts of every name, and forward parity on random weights that GluonCV saved and ours
+loaded strictly. GluonCV's predefined constructors take no proposal counts, so its proposal
+and sample counts are shrunk on the built network (same values on both sides) to keep the
+region head cheap on a CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import importlib
+import threading
+
+import numpy as np
+import pytest
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
+
+from gluon_cv_core.models.detection.classes import VOC_CLASSES
+
+MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection") if n.startswith("faster_rcnn_")]
+#: proposals per image in inference, and for training: proposals kept, regions sampled
+TEST_PROPOSALS, TRAIN_PROPOSALS, SAMPLES = 16, 48, 16
+
+
+def _ours(name: str, **kwargs):
+    spec = gluon_hub.info(name)
+    module, _, attr = spec.factory.partition(":")
+    return getattr(importlib.import_module(module), attr)(**{**spec.kwargs, **kwargs})
+
+
+def _reference(name: str):
+    classes = {"classes": list(VOC_CLASSES)} if name.endswith("_custom") else {}
+    with mx.name.NameManager():  # GluonCV's symbolic SyncBatchNorm names count per process
+        return gluoncv.model_zoo.get_model(name, pretrained=False, pretrained_base=False, **classes)
+
+
+def _recipe_of_reference(net) -> dict:
+    rpn = net.rpn
+    return dict(nms=(net.nms_thresh, net.nms_topk, net.post_nms, net.force_nms), sizes=(net.short, net.max_size),
+                roi=(tuple(net._roi_size), net._strides, net._min_stage, net._max_stage),
+                rpn=(rpn._nms_thresh, (rpn._train_pre_nms, rpn._train_post_nms), (rpn._test_pre_nms, rpn._test_post_nms),
+                     rpn.region_proposer._min_size, rpn.region_proposer._box_decoder._clip),
+                clip=net.box_decoder._clip, train_patterns=net.train_patterns,
+                sampler=(net.sampler._max_pos, net.sampler._num_sample, net.sampler._max_num_gt,
+                         net.sampler._pos_iou_thresh, net.sampler._num_proposal))
+
+
+def _recipe_of_ours(net) -> dict:
+    rpn, sampler = net.rpn, net.sampler
+    return dict(nms=(net.nms_thresh, net.nms_topk, net.post_nms, net.force_nms), sizes=(net.short, net.max_size),
+                roi=(net._roi_size, net._strides, net._min_stage, net._max_stage),
+                rpn=(rpn._nms_thresh, rpn._train, rpn._test, rpn._min_size, rpn._clip),
+                clip=net._clip, train_patterns=net.train_patterns,
+                sampler=(sampler.max_pos, sampler._num_sample, sampler._max_num_gt, sampler._pos_iou_thresh,
+                         sampler._num_proposal))
+
+
+def test_every_gluoncv_faster_rcnn_with_a_plugin_backbone_is_registered() -> None:
+    reference = {n for n in gluoncv.model_zoo.get_model_list()
+                 if n.startswith("faster_rcnn_") and not n.endswith("_int8") and "resnest" not in n}
+    assert set(MODELS) == reference and len(MODELS) == 10
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_recipe_matches_gluoncv(name: str) -> None:
+    reference, ours = _reference(name), _ours(name)
+    assert _recipe_of_ours(ours) == _recipe_of_reference(reference)
+    assert ours.classes == tuple(reference.classes)
+    # the anchors the RPN regresses from are data in the published files: equal too
+    for net in (reference, ours):
+        net.rpn.initialize()
+    expected = {k: p.data().asnumpy() for k, p in reference.rpn._collect_params_with_prefix().items()
+                if isinstance(p, mx.gluon.Constant)}
+    actual = {k: p.data().asnumpy() for k, p in ours.rpn._collect_params_with_prefix().items()
+              if isinstance(p, mx.gluon.Constant)}
+    assert actual.keys() == expected.keys() and actual
+    for key, value in expected.items():
+        np.testing.assert_array_equal(actual[key], value, err_msg=key)
+
+
+def _randomize(net, seed: int) -> None:
+    """Random values for every parameter but the anchors; norm scales and variances positive."""
+    mx.random.seed(seed)
+    for name, param in sorted(net.collect_params().items()):
+        if isinstance(param, mx.gluon.Constant):
+            continue
+        shape = param.shape
+        if name.endswith(("gamma", "running_var", "moving_var")):
+            value = mx.nd.random.uniform(0.5, 1.5, shape)
+        elif name.endswith(("beta", "running_mean", "moving_mean", "bias")):
+            value = mx.nd.random.uniform(-0.2, 0.2, shape)
+        else:
+            value = mx.nd.random.normal(0, float(np.prod(shape[1:])) ** -0.5, shape)
+        param.set_data(value)
+
+
+#: one model per backbone family (and the SyncBatchNorm build), a small input and one that
+#: is not a multiple of the stride
+FAMILIES = {
+    "faster_rcnn_resnet50_v1b_voc": [(96, 128), (97, 131)],
+    "faster_rcnn_resnet101_v1d_coco": [(96, 128), (97, 131)],
+    "faster_rcnn_fpn_resnet50_v1b_coco": [(96, 128), (97, 131)],
+    "faster_rcnn_fpn_syncbn_resnet50_v1b_coco": [(96, 128), (97, 131)],
+}
+
+
+@contextlib.contextmanager
+def _roialign_without_negative_batch_indices():
+    """GluonCV's FPN pools each level with the regions of other levels at batch index -1.
+    MXNet 1.9's CPU ROIAlign mishandles those (their rows stay uninitialized and other
+    regions' outputs get overwritten), so the reference would be wrong and vary run to run.
+    While it runs, such regions are pooled from image 0 and zeroed: what GluonCV intends."""
+    original = mx.nd.contrib.ROIAlign
+
+    def fixed(data, rois, *args, **kwargs):
+        valid = rois.slice_axis(axis=1, begin=0, end=1).reshape((-1,)) >= 0
+        safe = mx.nd.concat(mx.nd.zeros_like(rois.slice_axis(axis=1, begin=0, end=1)),
+                            rois.slice_axis(axis=1, begin=1, end=None), dim=1)
+        out = original(data, mx.nd.where(valid, rois, safe), *args, **kwargs)
+        return mx.nd.where(valid, out, mx.nd.zeros_like(out))
+
+    mx.nd.contrib.ROIAlign = fixed
+    try:
+        yield
+    finally:
+        mx.nd.contrib.ROIAlign = original
+
+
+def _shrink(reference, batch: int) -> None:
+    """Fewer proposals and samples in GluonCV's network (its constructors do not take them)."""
+    reference._rpn_test_post_nms = reference.rpn._test_post_nms = TEST_PROPOSALS
+    reference.rpn._train_post_nms = reference.sampler._num_proposal = TRAIN_PROPOSALS
+    reference._num_sample = reference.sampler._num_sample = SAMPLES
+    reference.sampler._max_pos = int(round(SAMPLES * 0.25))
+    reference._batch_size = reference.sampler._num_image = batch
+    reference._target_generator = lambda: RCNNTargetGenerator(reference.num_class, reference.sampler._max_pos, batch)
+
+
+def _shrunk_options(batch: int) -> dict:
+    return dict(rpn_test_post_nms=TEST_PROPOSALS, rpn_train_post_nms=TRAIN_PROPOSALS, num_sample=SAMPLES,
+                per_device_batch_size=batch)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """``saved(name)``: a file of random parameters written by GluonCV's model, made once."""
+    files: dict[str, str] = {}
+
+    def save(name: str) -> str:
+        if name not in files:
+            reference = _reference(name)
+            reference.initialize()
+            _shrink(reference, 1)
+            with _roialign_without_negative_batch_indices():
+                reference(mx.nd.zeros((1, 3, 96, 128)))
+            _randomize(reference, seed=0)
+            files[name] = str(tmp_path_factory.mktemp("frcnn") / f"{name}.params")
+            reference.save_parameters(files[name])
+        return files[name]
+
+    return save
+
+
+def _pair(name: str, path: str, batch: int = 1):
+    reference = _reference(name)
+    reference.load_parameters(path, allow_missing=False, ignore_extra=False)
+    _shrink(reference, batch)
+    ours = _ours(name, **_shrunk_options(batch))
+    ours.load_parameters(path, allow_missing=False, ignore_extra=False)
+    return reference, ours
+
+
+def _input(batch: int, size) -> mx.nd.NDArray:
+    return mx.nd.array(np.random.RandomState(1).uniform(-1, 1, (batch, 3, *size)))
+
+
+def _same(actual, expected, rtol: float = 1e-5) -> None:
+    expected = expected.asnumpy()
+    scale = max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(actual.asnumpy(), expected, rtol=rtol, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_inference_matches_gluoncv_hybridized_and_not(name: str, saved) -> None:
+    reference, ours = _pair(name, saved(name))
+    expected = {}
+    with _roialign_without_negative_batch_indices():
+        for size in FAMILIES[name]:
+            expected[size] = reference(_input(1, size))
+    for hybridize in (False, True):
+        if hybridize:
+            ours.hybridize()
+        for size in FAMILIES[name]:
+            ids, scores, boxes = expected[size]
+            assert ids.shape[1] == ours.num_class * TEST_PROPOSALS
+            assert (ids.asnumpy() >= 0).sum() > 10  # NMS kept real detections to compare
+            actual = ours(_input(1, size))
+            np.testing.assert_array_equal(actual[0].asnumpy(), ids.asnumpy())
+            _same(actual[1], scores)
+            _same(actual[2], boxes)
+
+
+def _running_stats(net) -> dict[str, np.ndarray]:
+    return {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()
+            if k.endswith(("running_mean", "running_var", "moving_mean", "moving_var"))}
+
+
+def _flat(outputs) -> list:
+    flat = []
+    for item in outputs:
+        flat.extend(_flat(item) if isinstance(item, (list, tuple)) else [item])
+    return flat
+
+
+def _training_step(net, x, gt_boxes, gt_labels):
+    """Training-mode outputs from a fixed seed (the region sampler draws random numbers) and
+    a backward pass, in which MXNet updates BatchNorm statistics."""
+    mx.random.seed(7)
+    with mx.autograd.record():
+        outputs = net(x, gt_boxes, gt_labels)
+        loss = (outputs[0] ** 2).sum() + (outputs[1] ** 2).sum() + (outputs[5] ** 2).sum() + (outputs[6] ** 2).sum()
+    loss.backward()
+    return _flat(outputs)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_training_forward_and_batchnorm_statistics_match_gluoncv(name: str, saved) -> None:
+    batch = 2
+    reference, ours = _pair(name, saved(name), batch)
+    x = _input(batch, FAMILIES[name][1])
+    # one padded ground-truth row in the first image; labels index the foreground classes
+    gt_boxes = mx.nd.array([[[10, 12, 60, 70], [40, 30, 120, 90], [-1, -1, -1, -1]],
+                            [[0, 0, 50, 40], [20, 50, 100, 96], [70, 10, 128, 60]]])
+    gt_labels = mx.nd.array([[[3], [7], [-1]], [[0], [11], [5]]])
+    before = _running_stats(reference)
+    with _roialign_without_negative_batch_indices():
+        expected = _training_step(reference, x, gt_boxes, gt_labels)
+    actual = _training_step(ours, x, gt_boxes, gt_labels)
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        assert a.shape == e.shape
+        _same(a, e, rtol=1e-4)
+    samples = expected[3].asnumpy()
+    assert (samples == 1).any() and (samples == -1).any()  # positives and negatives were sampled
+    after, ours_after = _running_stats(reference), _running_stats(ours)
+    assert ours_after.keys() == after.keys()
+    for key in after:
+        np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
+    moved = {k for k in after if not np.allclose(before[k], after[k])}
+    if "syncbn" in name:  # trained BatchNorm: the backbone's and the box head's statistics move
+        assert any(k.startswith("box_features.") for k in moved) and any("layers3" in k for k in moved)
+    else:  # GluonCV freezes the backbone's BatchNorm (use_global_stats): nothing moves
+        assert not moved, sorted(moved)[:5]
+
+
+def test_reset_class_keeps_the_reused_predictors_as_gluoncv_does(saved) -> None:
+    name = "faster_rcnn_resnet50_v1b_voc"
+    reference, ours = _pair(name, saved(name))
+    new = ["person", "dog", "unicorn"]
+    # GluonCV's reset_class fails on a dict of names (it edits the dict while reading it)
+    reference.reset_class(new, reuse_weights={0: VOC_CLASSES.index("person"), 1: VOC_CLASSES.index("dog")})
+    ours.reset_class(new, reuse_weights={"person": "person", "dog": 11})
+    for attr, rows in (("class_predictor", 3), ("box_predictor", 8)):  # bg, person, dog / person, dog
+        for param in ("weight", "bias"):
+            expected = getattr(getattr(reference, attr), param).data().asnumpy()
+            actual = getattr(getattr(ours, attr), param).data().asnumpy()
+            assert actual.shape == expected.shape
+            np.testing.assert_array_equal(actual[:rows], expected[:rows])
+    ids = ours(_input(1, (96, 128)))[0].asnumpy()
+    assert set(np.unique(ids)) <= {-1.0, 0.0, 1.0, 2.0} and ours.classes == tuple(new)
+    with pytest.raises(ValueError, match="'cat'"):
+        ours.reset_class(["dog"], reuse_weights={"dog": "cat"})
+
+
+def test_hybridized_faster_rcnn_exports_and_reloads_as_a_symbol_file(saved, tmp_path) -> None:
+    name = "faster_rcnn_fpn_resnet50_v1b_coco"
+    _, ours = _pair(name, saved(name))
+    x = _input(1, (97, 131))
+    ours.hybridize()
+    expected = ours(x)
+    ours.export(str(tmp_path / name))
+    loaded = mx.gluon.SymbolBlock.imports(str(tmp_path / f"{name}-symbol.json"), ["data"],
+                                          str(tmp_path / f"{name}-0000.params"))
+    actual = loaded(x)
+    for a, e in zip(actual, expected):
+        np.testing.assert_array_equal(a.asnumpy(), e.asnumpy())
+
+
+def test_training_without_ground_truth_says_what_to_pass() -> None:
+    net = _ours("faster_rcnn_resnet50_v1b_custom", classes=["cat"])
+    net.initialize()
+    with mx.autograd.train_mode(), pytest.raises(ValueError, match="gt_boxes, gt_labels"):
+        net(mx.nd.zeros((1, 3, 64, 64)))
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers 404 to everything and records which files were asked for."""
+
+    paths: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        type(self).paths.append(self.path)
+        self.send_error(404)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.mark.parametrize("name, kwargs, file", [
+    ("faster_rcnn_resnet50_v1b_voc", {"pretrained_base": True}, "resnet50_v1b-0ecdba34.zip"),
+    ("faster_rcnn_resnet101_v1d_custom", {"transfer": "coco", "classes": ["dog"]},
+     "faster_rcnn_resnet101_v1d_coco-a465eca3.zip"),
+])
+def test_backbone_and_transfer_weights_come_through_the_cache(name, kwargs, file, tmp_path, monkeypatch) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Recorder.paths = []
+    monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
+    monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
+    try:
+        with pytest.raises(Exception, match=file.split("-")[0]):  # the mirror has nothing
+            _ours(name, **kwargs)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert any(p.startswith("/gluon/models/" + file) for p in _Recorder.paths), _Recorder.paths
+
+
+def test_a_batch_gives_each_image_its_own_detections(saved) -> None:
+    # GluonCV's inference handles one image per call; ours takes a batch
+    name = "faster_rcnn_resnet50_v1b_voc"
+    _, ours = _pair(name, saved(name))
+    ours.hybridize()
+    x = _input(2, (96, 128))
+    both = ours(x)
+    for i in range(2):
+        alone = ours(x[i:i + 1])
+        assert (alone[0].asnumpy() >= 0).sum() > 10
+        np.testing.assert_array_equal(both[0][i:i + 1].asnumpy(), alone[0].asnumpy())
+        _same(both[1][i:i + 1], alone[1])
+        _same(both[2][i:i + 1], alone[2])
