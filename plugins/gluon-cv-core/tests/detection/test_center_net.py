@@ -18,65 +18,12 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-
-# pytest imports test files in importlib mode (no sibling imports), hence these small
-# helpers here rather than shared with test_detectors.py
-
+from detection_testlib import Recorder, assert_same, random_input, randomize, running_stats, structure
 
 def _ours(name: str, **kwargs):
     spec = gluon_hub.info(name)
     module, _, attr = spec.factory.partition(":")
     return getattr(importlib.import_module(module), attr)(**{**spec.kwargs, **kwargs})
-
-
-def _structure(net, size: int) -> dict[str, tuple[int, ...]]:
-    """Structural parameter name -> shape, by symbolic shape inference (nothing allocated)."""
-    out = mx.sym.Group(list(net(mx.sym.var("data"))))
-    args, _, aux = out.infer_shape(data=(1, 3, size, size))
-    shapes = {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
-    return {key: tuple(shapes[p.name]) for key, p in net._collect_params_with_prefix().items()}
-
-
-def _randomize(net, seed: int) -> None:
-    """Random parameters: norm scales and variances positive, weights scaled by ``fan_in ** -0.5``."""
-    mx.random.seed(seed)
-    for name, param in sorted(net.collect_params().items()):
-        shape = param.shape
-        if name.endswith(("gamma", "running_var")):
-            value = mx.nd.random.uniform(0.5, 1.5, shape)
-        elif name.endswith(("beta", "running_mean", "bias")):
-            value = mx.nd.random.uniform(-0.2, 0.2, shape)
-        else:
-            value = mx.nd.random.normal(0, float(np.prod(shape[1:])) ** -0.5, shape)
-        param.set_data(value)
-
-
-def _same(actual, expected) -> None:
-    expected = expected.asnumpy()
-    scale = max(1.0, float(np.abs(expected).max()))
-    np.testing.assert_allclose(actual.asnumpy(), expected, rtol=1e-5, atol=1e-5 * scale)
-
-
-def _input(batch: int, size) -> mx.nd.NDArray:
-    return mx.nd.array(np.random.RandomState(1).uniform(-1, 1, (batch, 3, *size)))
-
-
-def _running_stats(net) -> dict[str, np.ndarray]:
-    return {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()
-            if k.endswith(("running_mean", "running_var"))}
-
-
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers 404 to everything and records which files were asked for."""
-
-    paths: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        type(self).paths.append(self.path)
-        self.send_error(404)
-
-    def log_message(self, *args) -> None:
-        pass
 
 
 NAMES = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection") if n.startswith("center_net_")]
@@ -106,8 +53,8 @@ def test_parameter_names_shapes_count_and_weight_file_match_gluoncv(name: str) -
 
     spec = gluon_hub.info(name)
     ours = _ours(name)
-    expected = _structure(_reference(name), 512)
-    actual = _structure(ours, 512)
+    expected = structure(_reference(name), 512)
+    actual = structure(ours, 512)
     assert sorted(actual) == sorted(expected)
     assert actual == expected
     learnable = sum(int(np.prod(actual[k])) for k, p in ours._collect_params_with_prefix().items()
@@ -128,7 +75,7 @@ def saved(tmp_path_factory):
         if name not in files:
             reference = _reference(name)
             reference(mx.nd.zeros((1, 3, 64, 64)))
-            _randomize(reference, seed=0)
+            randomize(reference, seed=0)
             files[name] = str(tmp_path_factory.mktemp("center_net") / f"{name}.params")
             reference.save_parameters(files[name])
         return files[name]
@@ -153,21 +100,21 @@ def test_inference_matches_gluoncv_hybridized_and_not(name: str, saved) -> None:
             ours.hybridize()
             reference.hybridize()
         for size in FAMILIES[name]:
-            x = _input(1, size)
+            x = random_input(1, size)
             ids, scores, boxes = reference(x)
             actual = ours(x)
             assert [a.shape for a in actual] == [(1, topk, 1), (1, topk, 1), (1, topk, 4)]
             assert len(np.unique(ids.asnumpy())) > 1 and scores.asnumpy().min() > 0  # real peaks
             np.testing.assert_array_equal(actual[0].asnumpy()[..., 0], ids.asnumpy())
-            _same(actual[1].reshape((1, -1)), scores)
-            _same(actual[2], boxes)
+            assert_same(actual[1].reshape((1, -1)), scores)
+            assert_same(actual[2], boxes)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_training_forward_and_batchnorm_statistics_match_gluoncv(name: str, saved) -> None:
     reference, ours = _pair(name, saved(name))
-    x = _input(2, FAMILIES[name][1])  # a batch of two, so batch statistics are real
-    before = _running_stats(reference)
+    x = random_input(2, FAMILIES[name][1])  # a batch of two, so batch statistics are real
+    before = running_stats(reference)
     # MXNet 1.9 implements DCNv2's backward pass for GPUs only; on a CPU the DCN model's
     # training-mode forward is compared, and its statistics (updated in the backward) are not
     backward = "dcnv2" not in name or mx.context.num_gpus() > 0
@@ -181,10 +128,10 @@ def test_training_forward_and_batchnorm_statistics_match_gluoncv(name: str, save
     assert len(outputs["ours"]) == len(outputs["reference"]) == 3  # heatmap, wh, reg
     for a, e in zip(outputs["ours"], outputs["reference"]):
         assert a.shape == e.shape
-        _same(a, e)
+        assert_same(a, e)
     if not backward:
         return
-    after, ours_after = _running_stats(reference), _running_stats(ours)
+    after, ours_after = running_stats(reference), running_stats(ours)
     assert ours_after.keys() == after.keys() and after
     assert not any(np.allclose(before[k], after[k]) for k in after)  # every statistic moved
     for key in after:
@@ -200,12 +147,12 @@ def test_flip_test_averages_with_the_mirrored_image_as_gluoncv_does(saved) -> No
     ours = _ours(name, flip_test=True)
     ours.load_parameters(path)
     ours.hybridize()
-    x = _input(1, (64, 96))
+    x = random_input(1, (64, 96))
     ids, scores, boxes = reference(x)
     actual = ours(x)
     np.testing.assert_array_equal(actual[0].asnumpy()[..., 0], ids.asnumpy())
-    _same(actual[1].reshape((1, -1)), scores)
-    _same(actual[2], boxes)
+    assert_same(actual[1].reshape((1, -1)), scores)
+    assert_same(actual[2], boxes)
 
 
 def test_reset_class_keeps_the_reused_heatmap_rows_as_gluoncv_does(saved) -> None:
@@ -215,7 +162,7 @@ def test_reset_class_keeps_the_reused_heatmap_rows_as_gluoncv_does(saved) -> Non
     new = ["person", "unicorn", "dog"]
     reference.reset_class(new, reuse_weights={"person": "person", "dog": 11})
     ours.reset_class(new, reuse_weights={"person": "person", "dog": 11})
-    assert _structure(ours, 64) == _structure(reference, 64)
+    assert structure(ours, 64) == structure(reference, 64)
     for attr in ("weight", "bias"):
         expected = getattr(reference.heads[0][2], attr).data().asnumpy()
         actual = getattr(ours.heads[0][2], attr).data().asnumpy()
@@ -223,7 +170,7 @@ def test_reset_class_keeps_the_reused_heatmap_rows_as_gluoncv_does(saved) -> Non
         np.testing.assert_array_equal(actual[[0, 2]], expected[[0, 2]])  # person, dog; not unicorn
     assert (ours.heads[0][0], ours.heads[1], ours.heads[2]) == kept
     ours.hybridize()
-    ids = ours(_input(1, (64, 64)))[0].asnumpy()
+    ids = ours(random_input(1, (64, 64)))[0].asnumpy()
     assert set(np.unique(ids)) <= {0.0, 1.0, 2.0} and ours.classes == tuple(new)
     with pytest.raises(ValueError, match="'cat'"):
         ours.reset_class(["dog"], reuse_weights={"dog": "cat"})
@@ -232,7 +179,7 @@ def test_reset_class_keeps_the_reused_heatmap_rows_as_gluoncv_does(saved) -> Non
 def test_hybridized_center_net_exports_and_reloads_as_a_symbol_file(saved, tmp_path) -> None:
     name = "center_net_mobilenetv3_small_duc_voc"
     _, ours = _pair(name, saved(name))
-    x = _input(1, (97, 131))
+    x = random_input(1, (97, 131))
     ours.hybridize()
     expected = ours(x)
     ours.export(str(tmp_path / name))
@@ -240,14 +187,14 @@ def test_hybridized_center_net_exports_and_reloads_as_a_symbol_file(saved, tmp_p
                                           str(tmp_path / f"{name}-0000.params"))
     actual = loaded(x)
     np.testing.assert_array_equal(actual[0].asnumpy(), expected[0].asnumpy())
-    _same(actual[1], expected[1])
-    _same(actual[2], expected[2])
+    assert_same(actual[1], expected[1])
+    assert_same(actual[2], expected[2])
 
 
 def test_pretrained_base_fetches_the_backbone_through_the_cache(tmp_path, monkeypatch) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    _Recorder.paths = []
+    Recorder.paths = []
     monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
     monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
@@ -257,7 +204,7 @@ def test_pretrained_base_fetches_the_backbone_through_the_cache(tmp_path, monkey
     finally:
         server.shutdown()
         server.server_close()
-    assert any(p.startswith("/gluon/models/resnet18_v1b-") for p in _Recorder.paths), _Recorder.paths
+    assert any(p.startswith("/gluon/models/resnet18_v1b-") for p in Recorder.paths), Recorder.paths
 
 
 def test_bad_backbone_and_classes_are_refused() -> None:

@@ -20,6 +20,7 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+from detection_testlib import Recorder, assert_same, flat, random_input, randomize, running_stats, structure
 
 MODELS = gluon_hub.list_models(plugin="cv", task="object-detection")
 
@@ -38,15 +39,6 @@ def _reference(name: str):
     return gluoncv.model_zoo.get_model(name, pretrained=False, pretrained_base=False, **classes)
 
 
-def _structure(net, size: int) -> dict[str, tuple[int, ...]]:
-    """Structural parameter name -> shape, by symbolic shape inference (nothing allocated)."""
-    out = net(mx.sym.var("data"))
-    out = mx.sym.Group(list(out)) if isinstance(out, (list, tuple)) else out
-    args, _, aux = out.infer_shape(data=(1, 3, size, size))
-    shapes = {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
-    return {key: tuple(shapes[p.name]) for key, p in net._collect_params_with_prefix().items()}
-
-
 def test_the_zoo_has_every_gluoncv_detector() -> None:
     # the *_int8 names are MKL-DNN-quantized exports, not architectures; the plugin has no
     # ResNeSt or DLA-34 backbone yet, so GluonCV's three Faster R-CNNs on ResNeSt and four
@@ -62,8 +54,8 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     size = gluon_hub.info(name).input.shape[-1]
     ours = _ours(name)
     reference = _reference(name)
-    expected = _structure(reference, size)
-    actual = _structure(ours, size)
+    expected = structure(reference, size)
+    actual = structure(ours, size)
     assert sorted(actual) == sorted(expected)
     assert actual == expected
     # the stored anchors (and VGG's input scale) are data in the published files: equal too
@@ -94,23 +86,6 @@ def test_weights_name_the_file_gluoncv_publishes(name: str) -> None:
     assert spec.input.num_classes == len(_ours(name).classes)
 
 
-def _randomize(net, seed: int) -> None:
-    """Random values for every parameter but the stored anchors and constants, with norm
-    scales and variances positive and weights scaled by ``fan_in ** -0.5``."""
-    mx.random.seed(seed)
-    for name, param in sorted(net.collect_params().items()):
-        if isinstance(param, mx.gluon.Constant):
-            continue
-        shape = param.shape
-        if name.endswith(("gamma", "running_var", "moving_var")):
-            value = mx.nd.random.uniform(0.5, 1.5, shape)
-        elif name.endswith(("beta", "running_mean", "moving_mean", "bias")):
-            value = mx.nd.random.uniform(-0.2, 0.2, shape)
-        else:
-            value = mx.nd.random.normal(0, float(np.prod(shape[1:])) ** -0.5, shape)
-        param.set_data(value)
-
-
 #: one model per backbone family, with a small input and one that is not a multiple of
 #: the stride (VGG and ResNet-34-v1b end in unpadded 3x3 layers, hence larger inputs)
 FAMILIES = {
@@ -125,12 +100,6 @@ FAMILIES = {
 }
 
 
-def _same(actual, expected) -> None:
-    expected = expected.asnumpy()
-    scale = max(1.0, float(np.abs(expected).max()))
-    np.testing.assert_allclose(actual.asnumpy(), expected, rtol=1e-5, atol=1e-5 * scale)
-
-
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """``saved(name)``: a file of random parameters written by GluonCV's model, made once."""
@@ -141,7 +110,7 @@ def saved(tmp_path_factory):
             reference = _reference(name)
             reference.initialize()
             reference(mx.nd.zeros((1, 3, *FAMILIES.get(name, [(64, 64)])[0])))
-            _randomize(reference, seed=0)
+            randomize(reference, seed=0)
             files[name] = str(tmp_path_factory.mktemp("ssd") / f"{name}.params")
             reference.save_parameters(files[name])
         return files[name]
@@ -158,10 +127,6 @@ def _pair(name: str, path: str):
     return reference, ours
 
 
-def _input(batch: int, size) -> mx.nd.NDArray:
-    return mx.nd.array(np.random.RandomState(1).uniform(-1, 1, (batch, 3, *size)))
-
-
 @pytest.mark.parametrize("name", FAMILIES)
 def test_inference_matches_gluoncv_hybridized_and_not(name: str, saved) -> None:
     reference, ours = _pair(name, saved(name))
@@ -169,18 +134,13 @@ def test_inference_matches_gluoncv_hybridized_and_not(name: str, saved) -> None:
         if hybridize:
             ours.hybridize()
         for size in FAMILIES[name]:
-            x = _input(1, size)
+            x = random_input(1, size)
             expected = reference(x)
             assert (expected[0].asnumpy() >= 0).sum() > 10  # NMS kept real detections to compare
             actual = ours(x)
             np.testing.assert_array_equal(actual[0].asnumpy(), expected[0].asnumpy())
-            _same(actual[1], expected[1])
-            _same(actual[2], expected[2])
-
-
-def _running_stats(net) -> dict[str, np.ndarray]:
-    return {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()
-            if k.endswith(("running_mean", "running_var", "moving_mean", "moving_var"))}
+            assert_same(actual[1], expected[1])
+            assert_same(actual[2], expected[2])
 
 
 def _training_step(net, x):
@@ -192,37 +152,30 @@ def _training_step(net, x):
     return outputs
 
 
-def _flat(outputs) -> list:
-    flat = []
-    for item in outputs:
-        flat.extend(_flat(item) if isinstance(item, (list, tuple)) else [item])
-    return flat
-
-
 @pytest.mark.parametrize("name", [n for n in FAMILIES if n.startswith("yolo3")])
 def test_yolo3_training_mode_outputs_match_gluoncv(name: str, saved) -> None:
     # GluonCV's YOLOv3 computes its loss when recording, which needs training targets;
     # its training-mode outputs without recording are the raw predictions compared here
     reference, ours = _pair(name, saved(name))
-    x = _input(2, FAMILIES[name][1])
+    x = random_input(2, FAMILIES[name][1])
     with mx.autograd.train_mode():
-        expected, actual = _flat(reference(x)), _flat(ours(x))
+        expected, actual = flat(reference(x)), flat(ours(x))
     assert len(actual) == len(expected) == 14
     for a, e in zip(actual, expected):
         assert a.shape == e.shape
-        _same(a, e)
+        assert_same(a, e)
 
 
 @pytest.mark.parametrize("name", [n for n in FAMILIES if n.startswith("ssd")])
 def test_training_forward_and_batchnorm_statistics_match_gluoncv(name: str, saved) -> None:
     reference, ours = _pair(name, saved(name))
-    x = _input(2, FAMILIES[name][0])  # a batch of two, so batch statistics are real
-    before = _running_stats(reference)
+    x = random_input(2, FAMILIES[name][0])  # a batch of two, so batch statistics are real
+    before = running_stats(reference)
     expected = _training_step(reference, x)
     actual = _training_step(ours, x)
     for a, e in zip(actual, expected):  # class logits, box offsets, anchors
-        _same(a, e)
-    after, ours_after = _running_stats(reference), _running_stats(ours)
+        assert_same(a, e)
+    after, ours_after = running_stats(reference), running_stats(ours)
     assert ours_after.keys() == after.keys()
     assert bool(after) == (name != "ssd_300_vgg16_atrous_voc")  # VGG-16 has no BatchNorm
     for key in after:
@@ -244,7 +197,7 @@ def test_training_forward_and_batchnorm_statistics_match_gluoncv(name: str, save
 def test_reset_class_keeps_the_reused_predictors_as_gluoncv_does(saved) -> None:
     name = "ssd_300_mobilenet0.25_voc"
     reference, ours = _pair(name, saved(name))
-    x = _input(1, (64, 64))
+    x = random_input(1, (64, 64))
     new = ["person", "dog", "unicorn"]
     reference.reset_class(new, reuse_weights={"person": "person", "dog": 11})
     ours.reset_class(new, reuse_weights={"person": "person", "dog": 11})
@@ -279,21 +232,8 @@ def test_yolo3_reset_class_keeps_the_reused_predictions_as_gluoncv_does(saved) -
                 start = anchor * per_anchor
                 np.testing.assert_array_equal(actual[start:start + 6], expected[start:start + 6])
                 np.testing.assert_array_equal(actual[start + 7], expected[start + 7])
-    ids = ours(_input(1, (64, 64)))[0].asnumpy()
+    ids = ours(random_input(1, (64, 64)))[0].asnumpy()
     assert set(np.unique(ids)) <= {-1.0, 0.0, 1.0, 2.0} and ours.classes == tuple(new)
-
-
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers 404 to everything and records which files were asked for."""
-
-    paths: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        type(self).paths.append(self.path)
-        self.send_error(404)
-
-    def log_message(self, *args) -> None:
-        pass
 
 
 @pytest.mark.parametrize("name, kwargs, file", [
@@ -305,10 +245,10 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 ])
 def test_backbone_and_transfer_weights_come_through_the_cache(name, kwargs, file, tmp_path,
                                                               monkeypatch) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    _Recorder.paths = []
+    Recorder.paths = []
     monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
     monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
@@ -318,13 +258,13 @@ def test_backbone_and_transfer_weights_come_through_the_cache(name, kwargs, file
     finally:
         server.shutdown()
         server.server_close()
-    assert any(p.startswith("/gluon/models/" + file) for p in _Recorder.paths), _Recorder.paths
+    assert any(p.startswith("/gluon/models/" + file) for p in Recorder.paths), Recorder.paths
 
 
 @pytest.mark.parametrize("name", ["ssd_300_mobilenet0.25_voc", "yolo3_mobilenet0.25_voc"])
 def test_hybridized_detector_exports_and_reloads_as_a_symbol_file(name: str, saved, tmp_path) -> None:
     _, ours = _pair(name, saved(name))
-    x = _input(1, (97, 131))
+    x = random_input(1, (97, 131))
     ours.hybridize()
     expected = ours(x)
     ours.export(str(tmp_path / name))
@@ -332,5 +272,5 @@ def test_hybridized_detector_exports_and_reloads_as_a_symbol_file(name: str, sav
                                           str(tmp_path / f"{name}-0000.params"))
     actual = loaded(x)
     np.testing.assert_array_equal(actual[0].asnumpy(), expected[0].asnumpy())
-    _same(actual[1], expected[1])
-    _same(actual[2], expected[2])
+    assert_same(actual[1], expected[1])
+    assert_same(actual[2], expected[2])

@@ -22,6 +22,7 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+from detection_testlib import Recorder, assert_same, flat, random_input, randomize, running_stats
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
 from gluon_cv_core.models.detection.classes import VOC_CLASSES
@@ -87,22 +88,6 @@ def test_recipe_matches_gluoncv(name: str) -> None:
         np.testing.assert_array_equal(actual[key], value, err_msg=key)
 
 
-def _randomize(net, seed: int) -> None:
-    """Random values for every parameter but the anchors; norm scales and variances positive."""
-    mx.random.seed(seed)
-    for name, param in sorted(net.collect_params().items()):
-        if isinstance(param, mx.gluon.Constant):
-            continue
-        shape = param.shape
-        if name.endswith(("gamma", "running_var", "moving_var")):
-            value = mx.nd.random.uniform(0.5, 1.5, shape)
-        elif name.endswith(("beta", "running_mean", "moving_mean", "bias")):
-            value = mx.nd.random.uniform(-0.2, 0.2, shape)
-        else:
-            value = mx.nd.random.normal(0, float(np.prod(shape[1:])) ** -0.5, shape)
-        param.set_data(value)
-
-
 #: one model per backbone family (and the SyncBatchNorm build), a small input and one that
 #: is not a multiple of the stride
 FAMILIES = {
@@ -162,7 +147,7 @@ def saved(tmp_path_factory):
             _shrink(reference, 1)
             with _roialign_without_negative_batch_indices():
                 reference(mx.nd.zeros((1, 3, 96, 128)))
-            _randomize(reference, seed=0)
+            randomize(reference, seed=0)
             files[name] = str(tmp_path_factory.mktemp("frcnn") / f"{name}.params")
             reference.save_parameters(files[name])
         return files[name]
@@ -179,23 +164,13 @@ def _pair(name: str, path: str, batch: int = 1):
     return reference, ours
 
 
-def _input(batch: int, size) -> mx.nd.NDArray:
-    return mx.nd.array(np.random.RandomState(1).uniform(-1, 1, (batch, 3, *size)))
-
-
-def _same(actual, expected, rtol: float = 1e-5) -> None:
-    expected = expected.asnumpy()
-    scale = max(1.0, float(np.abs(expected).max()))
-    np.testing.assert_allclose(actual.asnumpy(), expected, rtol=rtol, atol=rtol * scale)
-
-
 @pytest.mark.parametrize("name", FAMILIES)
 def test_inference_matches_gluoncv_hybridized_and_not(name: str, saved) -> None:
     reference, ours = _pair(name, saved(name))
     expected = {}
     with _roialign_without_negative_batch_indices():
         for size in FAMILIES[name]:
-            expected[size] = reference(_input(1, size))
+            expected[size] = reference(random_input(1, size))
     for hybridize in (False, True):
         if hybridize:
             ours.hybridize()
@@ -203,22 +178,10 @@ def test_inference_matches_gluoncv_hybridized_and_not(name: str, saved) -> None:
             ids, scores, boxes = expected[size]
             assert ids.shape[1] == ours.num_class * TEST_PROPOSALS
             assert (ids.asnumpy() >= 0).sum() > 10  # NMS kept real detections to compare
-            actual = ours(_input(1, size))
+            actual = ours(random_input(1, size))
             np.testing.assert_array_equal(actual[0].asnumpy(), ids.asnumpy())
-            _same(actual[1], scores)
-            _same(actual[2], boxes)
-
-
-def _running_stats(net) -> dict[str, np.ndarray]:
-    return {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()
-            if k.endswith(("running_mean", "running_var", "moving_mean", "moving_var"))}
-
-
-def _flat(outputs) -> list:
-    flat = []
-    for item in outputs:
-        flat.extend(_flat(item) if isinstance(item, (list, tuple)) else [item])
-    return flat
+            assert_same(actual[1], scores)
+            assert_same(actual[2], boxes)
 
 
 def _training_step(net, x, gt_boxes, gt_labels):
@@ -229,29 +192,29 @@ def _training_step(net, x, gt_boxes, gt_labels):
         outputs = net(x, gt_boxes, gt_labels)
         loss = (outputs[0] ** 2).sum() + (outputs[1] ** 2).sum() + (outputs[5] ** 2).sum() + (outputs[6] ** 2).sum()
     loss.backward()
-    return _flat(outputs)
+    return flat(outputs)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_training_forward_and_batchnorm_statistics_match_gluoncv(name: str, saved) -> None:
     batch = 2
     reference, ours = _pair(name, saved(name), batch)
-    x = _input(batch, FAMILIES[name][1])
+    x = random_input(batch, FAMILIES[name][1])
     # one padded ground-truth row in the first image; labels index the foreground classes
     gt_boxes = mx.nd.array([[[10, 12, 60, 70], [40, 30, 120, 90], [-1, -1, -1, -1]],
                             [[0, 0, 50, 40], [20, 50, 100, 96], [70, 10, 128, 60]]])
     gt_labels = mx.nd.array([[[3], [7], [-1]], [[0], [11], [5]]])
-    before = _running_stats(reference)
+    before = running_stats(reference)
     with _roialign_without_negative_batch_indices():
         expected = _training_step(reference, x, gt_boxes, gt_labels)
     actual = _training_step(ours, x, gt_boxes, gt_labels)
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):
         assert a.shape == e.shape
-        _same(a, e, rtol=1e-4)
+        assert_same(a, e, rtol=1e-4)
     samples = expected[3].asnumpy()
     assert (samples == 1).any() and (samples == -1).any()  # positives and negatives were sampled
-    after, ours_after = _running_stats(reference), _running_stats(ours)
+    after, ours_after = running_stats(reference), running_stats(ours)
     assert ours_after.keys() == after.keys()
     for key in after:
         np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
@@ -275,7 +238,7 @@ def test_reset_class_keeps_the_reused_predictors_as_gluoncv_does(saved) -> None:
             actual = getattr(getattr(ours, attr), param).data().asnumpy()
             assert actual.shape == expected.shape
             np.testing.assert_array_equal(actual[:rows], expected[:rows])
-    ids = ours(_input(1, (96, 128)))[0].asnumpy()
+    ids = ours(random_input(1, (96, 128)))[0].asnumpy()
     assert set(np.unique(ids)) <= {-1.0, 0.0, 1.0, 2.0} and ours.classes == tuple(new)
     with pytest.raises(ValueError, match="'cat'"):
         ours.reset_class(["dog"], reuse_weights={"dog": "cat"})
@@ -284,7 +247,7 @@ def test_reset_class_keeps_the_reused_predictors_as_gluoncv_does(saved) -> None:
 def test_hybridized_faster_rcnn_exports_and_reloads_as_a_symbol_file(saved, tmp_path) -> None:
     name = "faster_rcnn_fpn_resnet50_v1b_coco"
     _, ours = _pair(name, saved(name))
-    x = _input(1, (97, 131))
+    x = random_input(1, (97, 131))
     ours.hybridize()
     expected = ours(x)
     ours.export(str(tmp_path / name))
@@ -302,29 +265,16 @@ def test_training_without_ground_truth_says_what_to_pass() -> None:
         net(mx.nd.zeros((1, 3, 64, 64)))
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers 404 to everything and records which files were asked for."""
-
-    paths: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        type(self).paths.append(self.path)
-        self.send_error(404)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.mark.parametrize("name, kwargs, file", [
     ("faster_rcnn_resnet50_v1b_voc", {"pretrained_base": True}, "resnet50_v1b-0ecdba34.zip"),
     ("faster_rcnn_resnet101_v1d_custom", {"transfer": "coco", "classes": ["dog"]},
      "faster_rcnn_resnet101_v1d_coco-a465eca3.zip"),
 ])
 def test_backbone_and_transfer_weights_come_through_the_cache(name, kwargs, file, tmp_path, monkeypatch) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    _Recorder.paths = []
+    Recorder.paths = []
     monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
     monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
@@ -334,7 +284,7 @@ def test_backbone_and_transfer_weights_come_through_the_cache(name, kwargs, file
     finally:
         server.shutdown()
         server.server_close()
-    assert any(p.startswith("/gluon/models/" + file) for p in _Recorder.paths), _Recorder.paths
+    assert any(p.startswith("/gluon/models/" + file) for p in Recorder.paths), Recorder.paths
 
 
 def test_a_batch_gives_each_image_its_own_detections(saved) -> None:
@@ -342,11 +292,11 @@ def test_a_batch_gives_each_image_its_own_detections(saved) -> None:
     name = "faster_rcnn_resnet50_v1b_voc"
     _, ours = _pair(name, saved(name))
     ours.hybridize()
-    x = _input(2, (96, 128))
+    x = random_input(2, (96, 128))
     both = ours(x)
     for i in range(2):
         alone = ours(x[i:i + 1])
         assert (alone[0].asnumpy() >= 0).sum() > 10
         np.testing.assert_array_equal(both[0][i:i + 1].asnumpy(), alone[0].asnumpy())
-        _same(both[1][i:i + 1], alone[1])
-        _same(both[2][i:i + 1], alone[2])
+        assert_same(both[1][i:i + 1], alone[1])
+        assert_same(both[2][i:i + 1], alone[2])

@@ -1,0 +1,81 @@
+"""Helpers the detector parity tests share: random parameters, structure, comparisons.
+
+Every detector family is compared with GluonCV the same way: GluonCV's model gets random
+parameters (:func:`randomize`), saves them, ours loads them strictly, both run on
+:func:`random_input`, and outputs are compared with :func:`assert_same`.
+"""
+
+from __future__ import annotations
+
+import http.server
+from typing import Any
+
+import numpy as np
+
+from gluon_hub.compat import mx
+
+#: names of BatchNorm's running statistics (SyncBatchNorm's included)
+RUNNING_STATS = ("running_mean", "running_var", "moving_mean", "moving_var")
+
+
+def structure(net: Any, size: int) -> dict[str, tuple[int, ...]]:
+    """Structural parameter name -> shape, by symbolic shape inference (nothing allocated)."""
+    out = net(mx.sym.var("data"))
+    out = mx.sym.Group(list(out)) if isinstance(out, (list, tuple)) else out
+    args, _, aux = out.infer_shape(data=(1, 3, size, size))
+    shapes = {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
+    return {key: tuple(shapes[p.name]) for key, p in net._collect_params_with_prefix().items()}
+
+
+def randomize(net: Any, seed: int) -> None:
+    """Random values for every parameter but constants (stored anchors): norm scales and
+    variances positive, weights scaled by ``fan_in ** -0.5`` so activations stay finite."""
+    mx.random.seed(seed)
+    for name, param in sorted(net.collect_params().items()):
+        if isinstance(param, mx.gluon.Constant):
+            continue
+        shape = param.shape
+        if name.endswith(("gamma", "running_var", "moving_var")):
+            value = mx.nd.random.uniform(0.5, 1.5, shape)
+        elif name.endswith(("beta", "running_mean", "moving_mean", "bias")):
+            value = mx.nd.random.uniform(-0.2, 0.2, shape)
+        else:
+            value = mx.nd.random.normal(0, float(np.prod(shape[1:])) ** -0.5, shape)
+        param.set_data(value)
+
+
+def assert_same(actual: Any, expected: Any, rtol: float = 1e-5) -> None:
+    """Equal up to float rounding, relative to the largest expected value."""
+    expected = expected.asnumpy()
+    scale = max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(actual.asnumpy(), expected, rtol=rtol, atol=rtol * scale)
+
+
+def random_input(batch: int, size: tuple[int, int]) -> Any:
+    return mx.nd.array(np.random.RandomState(1).uniform(-1, 1, (batch, 3, *size)))
+
+
+def running_stats(net: Any) -> dict[str, np.ndarray]:
+    return {k: p.data().asnumpy() for k, p in net._collect_params_with_prefix().items()
+            if k.endswith(RUNNING_STATS)}
+
+
+def flat(outputs: Any) -> list:
+    """Nested output lists and tuples as one list of arrays."""
+    items = []
+    for item in outputs:
+        items.extend(flat(item) if isinstance(item, (list, tuple)) else [item])
+    return items
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers 404 to everything and records which files were asked for."""
+
+    paths: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        type(self).paths.append(self.path)
+        self.send_error(404)
+
+    def log_message(self, *args: Any) -> None:
+        pass
