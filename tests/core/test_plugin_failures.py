@@ -82,7 +82,7 @@ def test_cli_list_and_plugins_work_with_a_plugin_that_exits(fake_dist, tmp_path)
     assert "good/good_net" in listed.stdout
     # never silent, even in a listing: the warning names the plugin, its distribution,
     # the reason and how to skip it
-    assert "PluginWarning: plugin 'quitter' (distribution fake-quitter 1.2.3) is failed" in listed.stderr
+    assert "gluon-hub: warning: plugin 'quitter' (distribution fake-quitter 1.2.3) is failed" in listed.stderr
     assert "SystemExit: plugin gave up" in listed.stderr
     assert "GLUON_HUB_DISABLE_PLUGINS=quitter" in listed.stderr
     shown = cli("plugins", "--json", site=site)

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = sorted(p for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file())
 
 #: Import names whose distribution is named otherwise.
-DISTRIBUTION_OF = {"PIL": "pillow", "gluon_hub": "gluon-hub", "gluon_cv_core": "gluon-cv-core",
+DISTRIBUTION_OF = {"PIL": "pillow", "cv2": "opencv-python", "gluon_hub": "gluon-hub", "gluon_cv_core": "gluon-cv-core",
                    "gluon_nlp_core": "gluon-nlp-core", "gluon_contrib": "gluon-contrib"}
 
 

@@ -317,7 +317,8 @@ def _cv2() -> Any:
     try:
         import cv2
     except ImportError:
-        raise ImportError("the CenterNet presets warp images with OpenCV: pip install opencv-python") from None
+        raise ImportError("the CenterNet presets warp images with OpenCV, which is not installed: "
+                          "pip install opencv-python (the extra gluon-cv-core[opencv])") from None
     return cv2
 
 
