@@ -7,15 +7,27 @@ parameters (:func:`randomize`), saves them, ours loads them strictly, both run o
 
 from __future__ import annotations
 
+import contextlib
 import http.server
-from typing import Any
+import importlib
+import threading
+from pathlib import Path
+from typing import Any, Iterator
 
 import numpy as np
 
+import gluon_hub
 from gluon_hub.compat import mx
 
 #: names of BatchNorm's running statistics (SyncBatchNorm's included)
 RUNNING_STATS = ("running_mean", "running_var", "moving_mean", "moving_var")
+
+
+def build_ours(name: str, **kwargs: Any) -> Any:
+    """Our model of a registered name, built by its factory with the spec's kwargs and ``kwargs``."""
+    spec = gluon_hub.info(name)
+    module, _, attr = spec.factory.partition(":")
+    return getattr(importlib.import_module(module), attr)(**{**spec.kwargs, **kwargs})
 
 
 def structure(net: Any, size: int) -> dict[str, tuple[int, ...]]:
@@ -68,14 +80,42 @@ def flat(outputs: Any) -> list:
     return items
 
 
-class Recorder(http.server.BaseHTTPRequestHandler):
+class _Recorder(http.server.BaseHTTPRequestHandler):
     """Answers 404 to everything and records which files were asked for."""
 
-    paths: list[str] = []
+    paths: list[str]
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        type(self).paths.append(self.path)
+        self.paths.append(self.path)
         self.send_error(404)
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+@contextlib.contextmanager
+def empty_mirror(monkeypatch: Any, tmp_path: Path) -> Iterator[list[str]]:
+    """A loopback mirror with no files, the only one the cache (fresh, online) may use;
+    yields the list of paths asked of it, so a test sees which files a build fetches."""
+    paths: list[str] = []
+    handler = type("Recorder", (_Recorder,), {"paths": paths})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
+    monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
+    try:
+        yield paths
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def exported_and_reloaded(net: Any, x: Any, folder: Path, name: str) -> tuple[Any, Any]:
+    """``(outputs of the hybridized net, outputs of its exported symbol file reloaded)``."""
+    net.hybridize()
+    expected = net(x)
+    net.export(str(folder / name))
+    loaded = mx.gluon.SymbolBlock.imports(str(folder / f"{name}-symbol.json"), ["data"],
+                                          str(folder / f"{name}-0000.params"))
+    return expected, loaded(x)

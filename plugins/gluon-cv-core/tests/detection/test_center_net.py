@@ -7,9 +7,6 @@ MobileNetV3 DUC) runs forward on random weights that GluonCV saved and ours load
 
 from __future__ import annotations
 
-import http.server
-import importlib
-import threading
 
 import numpy as np
 import pytest
@@ -18,13 +15,10 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from detection_testlib import Recorder, assert_same, random_input, randomize, running_stats, structure
-
-def _ours(name: str, **kwargs):
-    spec = gluon_hub.info(name)
-    module, _, attr = spec.factory.partition(":")
-    return getattr(importlib.import_module(module), attr)(**{**spec.kwargs, **kwargs})
-
+from detection_testlib import (
+    assert_same, build_ours, empty_mirror, exported_and_reloaded, random_input, randomize,
+    running_stats, structure,
+)
 
 NAMES = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection") if n.startswith("center_net_")]
 #: one model per backbone family; a small input and one that is not a multiple of the stride
@@ -52,7 +46,7 @@ def test_parameter_names_shapes_count_and_weight_file_match_gluoncv(name: str) -
     from gluoncv.model_zoo import model_store
 
     spec = gluon_hub.info(name)
-    ours = _ours(name)
+    ours = build_ours(name)
     expected = structure(_reference(name), 512)
     actual = structure(ours, 512)
     assert sorted(actual) == sorted(expected)
@@ -86,7 +80,7 @@ def saved(tmp_path_factory):
 def _pair(name: str, path: str):
     reference = _reference(name)
     reference.load_parameters(path, allow_missing=False, ignore_extra=False)
-    ours = _ours(name)
+    ours = build_ours(name)
     ours.load_parameters(path, allow_missing=False, ignore_extra=False)
     return reference, ours
 
@@ -144,7 +138,7 @@ def test_flip_test_averages_with_the_mirrored_image_as_gluoncv_does(saved) -> No
     reference = _reference(name)
     reference.load_parameters(path)
     reference.flip_test = True  # its factory passes the option on to the backbone, which refuses it
-    ours = _ours(name, flip_test=True)
+    ours = build_ours(name, flip_test=True)
     ours.load_parameters(path)
     ours.hybridize()
     x = random_input(1, (64, 96))
@@ -180,31 +174,17 @@ def test_hybridized_center_net_exports_and_reloads_as_a_symbol_file(saved, tmp_p
     name = "center_net_mobilenetv3_small_duc_voc"
     _, ours = _pair(name, saved(name))
     x = random_input(1, (97, 131))
-    ours.hybridize()
-    expected = ours(x)
-    ours.export(str(tmp_path / name))
-    loaded = mx.gluon.SymbolBlock.imports(str(tmp_path / f"{name}-symbol.json"), ["data"],
-                                          str(tmp_path / f"{name}-0000.params"))
-    actual = loaded(x)
+    expected, actual = exported_and_reloaded(ours, x, tmp_path, name)
     np.testing.assert_array_equal(actual[0].asnumpy(), expected[0].asnumpy())
     assert_same(actual[1], expected[1])
     assert_same(actual[2], expected[2])
 
 
 def test_pretrained_base_fetches_the_backbone_through_the_cache(tmp_path, monkeypatch) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    Recorder.paths = []
-    monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
-    monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
-    try:
+    with empty_mirror(monkeypatch, tmp_path) as paths:
         with pytest.raises(Exception, match="resnet18_v1b"):  # the mirror has nothing
-            _ours("center_net_resnet18_v1b_voc", pretrained_base=True)
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert any(p.startswith("/gluon/models/resnet18_v1b-") for p in Recorder.paths), Recorder.paths
+            build_ours("center_net_resnet18_v1b_voc", pretrained_base=True)
+    assert any(p.startswith("/gluon/models/resnet18_v1b-") for p in paths), paths
 
 
 def test_bad_backbone_and_classes_are_refused() -> None:

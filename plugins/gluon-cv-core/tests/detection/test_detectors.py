@@ -9,9 +9,6 @@ loaded strictly.
 
 from __future__ import annotations
 
-import http.server
-import importlib
-import threading
 
 import numpy as np
 import pytest
@@ -20,15 +17,12 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from detection_testlib import Recorder, assert_same, flat, random_input, randomize, running_stats, structure
+from detection_testlib import (
+    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input, randomize,
+    running_stats, structure,
+)
 
 MODELS = gluon_hub.list_models(plugin="cv", task="object-detection")
-
-
-def _ours(name: str, **kwargs):
-    spec = gluon_hub.info(name)
-    module, _, attr = spec.factory.partition(":")
-    return getattr(importlib.import_module(module), attr)(**{**spec.kwargs, **kwargs})
 
 
 def _reference(name: str):
@@ -52,7 +46,7 @@ def test_the_zoo_has_every_gluoncv_detector() -> None:
 @pytest.mark.parametrize("name", MODELS)
 def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     size = gluon_hub.info(name).input.shape[-1]
-    ours = _ours(name)
+    ours = build_ours(name)
     reference = _reference(name)
     expected = structure(reference, size)
     actual = structure(ours, size)
@@ -83,7 +77,7 @@ def test_weights_name_the_file_gluoncv_publishes(name: str) -> None:
     assert variant.file.hash == f"sha1:{sha1}"
     assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
     assert variant.tag == name.rsplit("_", 1)[1]
-    assert spec.input.num_classes == len(_ours(name).classes)
+    assert spec.input.num_classes == len(build_ours(name).classes)
 
 
 #: one model per backbone family, with a small input and one that is not a multiple of
@@ -122,7 +116,7 @@ def _pair(name: str, path: str):
     """GluonCV's model and ours, both loaded strictly from the same file."""
     reference = _reference(name)
     reference.load_parameters(path, allow_missing=False, ignore_extra=False)
-    ours = _ours(name)
+    ours = build_ours(name)
     ours.load_parameters(path, allow_missing=False, ignore_extra=False)
     return reference, ours
 
@@ -245,32 +239,17 @@ def test_yolo3_reset_class_keeps_the_reused_predictions_as_gluoncv_does(saved) -
 ])
 def test_backbone_and_transfer_weights_come_through_the_cache(name, kwargs, file, tmp_path,
                                                               monkeypatch) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    Recorder.paths = []
-    monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
-    monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
-    try:
+    with empty_mirror(monkeypatch, tmp_path) as paths:
         with pytest.raises(Exception, match=file.split("-")[0]):  # the mirror has nothing
-            _ours(name, **kwargs)
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert any(p.startswith("/gluon/models/" + file) for p in Recorder.paths), Recorder.paths
+            build_ours(name, **kwargs)
+    assert any(p.startswith("/gluon/models/" + file) for p in paths), paths
 
 
 @pytest.mark.parametrize("name", ["ssd_300_mobilenet0.25_voc", "yolo3_mobilenet0.25_voc"])
 def test_hybridized_detector_exports_and_reloads_as_a_symbol_file(name: str, saved, tmp_path) -> None:
     _, ours = _pair(name, saved(name))
     x = random_input(1, (97, 131))
-    ours.hybridize()
-    expected = ours(x)
-    ours.export(str(tmp_path / name))
-    loaded = mx.gluon.SymbolBlock.imports(str(tmp_path / f"{name}-symbol.json"), ["data"],
-                                          str(tmp_path / f"{name}-0000.params"))
-    actual = loaded(x)
+    expected, actual = exported_and_reloaded(ours, x, tmp_path, name)
     np.testing.assert_array_equal(actual[0].asnumpy(), expected[0].asnumpy())
     assert_same(actual[1], expected[1])
     assert_same(actual[2], expected[2])

@@ -11,9 +11,6 @@ region head cheap on a CPU.
 from __future__ import annotations
 
 import contextlib
-import http.server
-import importlib
-import threading
 
 import numpy as np
 import pytest
@@ -22,7 +19,10 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from detection_testlib import Recorder, assert_same, flat, random_input, randomize, running_stats
+from detection_testlib import (
+    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input, randomize,
+    running_stats,
+)
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
 from gluon_cv_core.models.detection.classes import VOC_CLASSES
@@ -30,12 +30,6 @@ from gluon_cv_core.models.detection.classes import VOC_CLASSES
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection") if n.startswith("faster_rcnn_")]
 #: proposals per image in inference, and for training: proposals kept, regions sampled
 TEST_PROPOSALS, TRAIN_PROPOSALS, SAMPLES = 16, 48, 16
-
-
-def _ours(name: str, **kwargs):
-    spec = gluon_hub.info(name)
-    module, _, attr = spec.factory.partition(":")
-    return getattr(importlib.import_module(module), attr)(**{**spec.kwargs, **kwargs})
 
 
 def _reference(name: str):
@@ -73,7 +67,7 @@ def test_every_gluoncv_faster_rcnn_with_a_plugin_backbone_is_registered() -> Non
 
 @pytest.mark.parametrize("name", MODELS)
 def test_recipe_matches_gluoncv(name: str) -> None:
-    reference, ours = _reference(name), _ours(name)
+    reference, ours = _reference(name), build_ours(name)
     assert _recipe_of_ours(ours) == _recipe_of_reference(reference)
     assert ours.classes == tuple(reference.classes)
     # the anchors the RPN regresses from are data in the published files: equal too
@@ -159,7 +153,7 @@ def _pair(name: str, path: str, batch: int = 1):
     reference = _reference(name)
     reference.load_parameters(path, allow_missing=False, ignore_extra=False)
     _shrink(reference, batch)
-    ours = _ours(name, **_shrunk_options(batch))
+    ours = build_ours(name, **_shrunk_options(batch))
     ours.load_parameters(path, allow_missing=False, ignore_extra=False)
     return reference, ours
 
@@ -248,18 +242,13 @@ def test_hybridized_faster_rcnn_exports_and_reloads_as_a_symbol_file(saved, tmp_
     name = "faster_rcnn_fpn_resnet50_v1b_coco"
     _, ours = _pair(name, saved(name))
     x = random_input(1, (97, 131))
-    ours.hybridize()
-    expected = ours(x)
-    ours.export(str(tmp_path / name))
-    loaded = mx.gluon.SymbolBlock.imports(str(tmp_path / f"{name}-symbol.json"), ["data"],
-                                          str(tmp_path / f"{name}-0000.params"))
-    actual = loaded(x)
+    expected, actual = exported_and_reloaded(ours, x, tmp_path, name)
     for a, e in zip(actual, expected):
         np.testing.assert_array_equal(a.asnumpy(), e.asnumpy())
 
 
 def test_training_without_ground_truth_says_what_to_pass() -> None:
-    net = _ours("faster_rcnn_resnet50_v1b_custom", classes=["cat"])
+    net = build_ours("faster_rcnn_resnet50_v1b_custom", classes=["cat"])
     net.initialize()
     with mx.autograd.train_mode(), pytest.raises(ValueError, match="gt_boxes, gt_labels"):
         net(mx.nd.zeros((1, 3, 64, 64)))
@@ -271,20 +260,10 @@ def test_training_without_ground_truth_says_what_to_pass() -> None:
      "faster_rcnn_resnet101_v1d_coco-a465eca3.zip"),
 ])
 def test_backbone_and_transfer_weights_come_through_the_cache(name, kwargs, file, tmp_path, monkeypatch) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    Recorder.paths = []
-    monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GLUON_HUB_MIRRORS", f"http://127.0.0.1:{server.server_address[1]}/")
-    monkeypatch.delenv("GLUON_HUB_OFFLINE", raising=False)
-    try:
+    with empty_mirror(monkeypatch, tmp_path) as paths:
         with pytest.raises(Exception, match=file.split("-")[0]):  # the mirror has nothing
-            _ours(name, **kwargs)
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert any(p.startswith("/gluon/models/" + file) for p in Recorder.paths), Recorder.paths
+            build_ours(name, **kwargs)
+    assert any(p.startswith("/gluon/models/" + file) for p in paths), paths
 
 
 def test_a_batch_gives_each_image_its_own_detections(saved) -> None:

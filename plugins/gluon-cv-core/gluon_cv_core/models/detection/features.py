@@ -75,6 +75,19 @@ def _shared(params: dict[str, Any]) -> Any:
     return shared
 
 
+def tapped_outputs(net: Any, data: Any, taps: Sequence[str]) -> list[Any]:
+    """The symbols of ``net(data)``'s internal outputs named ``taps`` (GluonCV's names)."""
+    internals = net(data).get_internals()
+    available = set(internals.list_outputs())
+    outputs = []
+    for tap in taps:
+        key = f"{net.prefix}{tap}_output"
+        if key not in available:
+            raise ValueError(f"{type(net).__name__} has no internal output {tap!r}")
+        outputs.append(internals[key])
+    return outputs
+
+
 def expand_features(net: Any, taps: Sequence[str], num_filters: Sequence[int], *,
                     use_1x1_transition: bool = True, use_bn: bool = True, reduce_ratio: float = 1.0,
                     min_depth: int = 128, global_pool: bool = False) -> Any:
@@ -89,14 +102,7 @@ def expand_features(net: Any, taps: Sequence[str], num_filters: Sequence[int], *
     shared = _shared(params)
     with mx.name.NameManager():  # layer names independent of any enclosing name scope
         data = mx.sym.var("data")
-        internals = net(data).get_internals()
-        available = set(internals.list_outputs())
-        outputs = []
-        for tap in taps:
-            key = f"{net.prefix}{tap}_output"
-            if key not in available:
-                raise ValueError(f"{type(net).__name__} has no internal output {tap!r}")
-            outputs.append(internals[key])
+        outputs = tapped_outputs(net, data, taps)
         y = outputs[-1]
         for i, filters in enumerate(num_filters):
             if use_1x1_transition:

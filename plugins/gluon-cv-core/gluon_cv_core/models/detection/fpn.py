@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
-from .features import _shared
+from .features import _shared, tapped_outputs
 
 _XAVIER_IN = dict(rnd_type="uniform", factor_type="in", magnitude=1.0)
 
@@ -57,14 +57,7 @@ def fpn_features(net: Any, taps: Sequence[str], num_filters: int = 256, no_bias:
 
     with mx.name.NameManager():  # layer names independent of any enclosing name scope
         data = mx.sym.var("data")
-        internals = net(data).get_internals()
-        available = set(internals.list_outputs())
-        outputs = []
-        for tap in taps:
-            key = f"{net.prefix}{tap}_output"
-            if key not in available:
-                raise ValueError(f"{type(net).__name__} has no internal output {tap!r}")
-            outputs.append(internals[key])
+        outputs = tapped_outputs(net, data, taps)
         levels = []
         y = None
         for i, stage in enumerate(outputs[::-1]):
