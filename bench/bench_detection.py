@@ -10,6 +10,11 @@ The timing method is ``bench_cv_inference.py``'s (fixed thread count, alternatin
 rounds of back-to-back blocks with the order swapped each round, median of per-round
 ratios), reused from there so both benchmarks measure the same way.
 
+A second table times the validation presets (``SSDValTransform``, ``YOLO3ValTransform``,
+``FasterRCNNValTransform``, ``CenterNetValTransform``) against GluonCV's default validation
+transforms on the same VOC-sized image (375 x 500, three boxes), after checking that both
+give the same arrays. Goal: at least GluonCV's images/s (ratio of times at most 1).
+
 Run: ``.venv/bin/python bench/bench_detection.py [--quick] [--models ...] [--rounds 15]``.
 ``--quick`` times 5 rounds of one forward each at a 256-pixel input, for a run of about a
 minute. GluonCV is a benchmark-only reference here.
@@ -70,6 +75,46 @@ def compare(name: str, side: int, rounds: int, iters: int) -> dict[str, float]:
     return summarise(times_ours, times_ref)
 
 
+def preset_pairs() -> list[tuple[str, object, object]]:
+    """(name, ours, GluonCV's) validation presets at each family's default size."""
+    from gluoncv.data.transforms import presets
+
+    from gluon_cv_core.data import detection_presets as ours
+
+    return [
+        ("SSD 512", ours.SSDValTransform(512, 512), presets.ssd.SSDDefaultValTransform(512, 512)),
+        ("YOLOv3 416", ours.YOLO3ValTransform(416, 416), presets.yolo.YOLO3DefaultValTransform(416, 416)),
+        ("Faster R-CNN 600/1000", ours.FasterRCNNValTransform(600, 1000),
+         presets.rcnn.FasterRCNNDefaultValTransform(600, 1000)),
+        ("CenterNet 512", ours.CenterNetValTransform(512, 512),
+         presets.center_net.CenterNetDefaultValTransform(512, 512)),
+    ]
+
+
+def compare_presets(rounds: int, iters: int) -> None:
+    from gluon_hub.compat import mx
+
+    rng = np.random.default_rng(0)
+    image = mx.nd.array(rng.integers(0, 256, (375, 500, 3)), dtype="uint8")
+    label = np.array([[10, 20, 200, 300, 3], [100, 50, 480, 360, 14], [0, 0, 499, 374, 8]], np.float32)
+    print(f"\n{'validation preset':<32}{'gluon_hub ms':>14}{'gluoncv ms':>12}{'ratio':>8}{'min ratio':>11}"
+          f"  goal <= 1.0 (images/s at least GluonCV's)")
+    for name, mine, theirs in preset_pairs():
+        a, b = mine(image, label.copy()), theirs(image, label.copy())
+        if not all(np.array_equal(np.asarray(x.asnumpy() if hasattr(x, "asnumpy") else x),
+                                  np.asarray(y.asnumpy() if hasattr(y, "asnumpy") else y)) for x, y in zip(a, b)):
+            raise SystemExit(f"{name}: the preset's arrays differ from GluonCV's")
+
+        def run(preset):
+            return lambda: preset(image, label.copy())[0].wait_to_read()
+
+        result = summarise(*interleaved(run(mine), run(theirs), rounds, iters, warmup=2))
+        verdict = "ok" if result["ratio"] <= 1.0 else "MISSED"
+        print(f"{name:<32}{result['a'] * 1e3:>14.2f}{result['b'] * 1e3:>12.2f}{result['ratio']:>8.3f}"
+              f"{result['min_ratio']:>11.3f}  {verdict}")
+        sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=MODELS)
@@ -99,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<32}{side:>6}{result['a'] * 1e3:>14.2f}{result['b'] * 1e3:>12.2f}{ratio:>8.3f}"
               f"{result['min_ratio']:>11.3f}  {verdict}")
         sys.stdout.flush()
+    compare_presets(rounds, 5 if args.quick else 20)
     return 0
 
 

@@ -30,6 +30,7 @@ from .errors import (
     HubError,
     IndexFormatError,
     ModelBuildError,
+    OptimizeWarning,
     PluginError,
     PluginNotInstalledError,
     PluginWarning,
@@ -57,6 +58,7 @@ _LAZY = {
     "fetch": ("gluon_hub.cache", "fetch"),
     "publish": ("gluon_hub.publishing", "publish"),
     "export": ("gluon_hub._export", "export"),
+    "optimize": ("gluon_hub._optimize", "optimize"),
 }
 
 
@@ -86,6 +88,7 @@ __all__ = [
     "Metric",
     "ModelBuildError",
     "ModelSpec",
+    "OptimizeWarning",
     "PluginError",
     "PluginInfo",
     "PluginNotInstalledError",
@@ -107,6 +110,7 @@ __all__ = [
     "list_models",
     "load",
     "load_dataset",
+    "optimize",
     "plugins",
     "publish",
     "register_plugin",

@@ -58,6 +58,7 @@ def load(
     pretrained: bool | str = False,
     ctx: Any = None,
     root: str | None = None,
+    optimize: bool = False,
     **kwargs: Any,
 ) -> Any:
     """Build a model by name and return its Gluon ``Block``, ready to run.
@@ -71,6 +72,10 @@ def load(
         applied before yours.
     ctx : an ``mxnet.Context`` or a list of them; default ``mx.cpu()``.
     root : cache directory to use instead of the default (``GLUON_HUB_HOME``).
+    optimize : compile the model for inference on this machine with
+        :func:`gluon_hub.optimize` (oneDNN fusion on a CPU), for a batch-1 input of the
+        spec's shape; the model can then no longer be trained and runs fastest at that
+        shape. Needs a spec with a fixed input shape.
     **kwargs : passed to the model's factory; unknown ones are refused with the list of
         accepted ones.
     """
@@ -80,6 +85,11 @@ def load(
     variant = spec.weight(pretrained) if pretrained is not False else None
     owner = _owner(spec)
     contexts = _contexts(ctx)
+    examples = None
+    if optimize:  # before the build, so that a spec without fixed shapes fails fast
+        from ._optimize import example_inputs
+
+        examples = example_inputs(spec, contexts[0] if isinstance(contexts, (list, tuple)) else contexts)
     factory = import_object(spec.factory, owner)
     defaults = spec.kwargs if variant is None else {**spec.kwargs, **variant.kwargs}
     check_kwargs(factory, owner, kwargs)
@@ -100,6 +110,10 @@ def load(
                 f"loading the {variant.tag!r} weights {path} into {owner} failed: "
                 f"{_weight_mismatch(net, path) or f'{type(exc).__name__}: {exc}'}"
             ) from exc
+    if examples is not None:
+        from ._optimize import optimize as compile_for_inference
+
+        net = compile_for_inference(net, examples)
     return net
 
 

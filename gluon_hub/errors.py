@@ -10,6 +10,7 @@ __all__ = [
     "PluginError",
     "IndexFormatError",
     "ModelBuildError",
+    "OptimizeWarning",
     "PluginWarning",
 ]
 
@@ -55,3 +56,8 @@ class PluginWarning(UserWarning):
     Emitted once per plugin on the first lookup; silence it with
     ``warnings.filterwarnings("ignore", category=gluon_hub.PluginWarning)``.
     """
+
+
+class OptimizeWarning(UserWarning):
+    """``optimize`` could not fuse the block and fell back to a plain static hybridize;
+    the message says why."""

@@ -9,6 +9,10 @@ It never downloads unless asked. By default it uses the model's published weight
 are already in the cache or on a local mirror, and otherwise stops and says how to get
 them: ``--pretrained`` downloads them, ``--params FILE`` loads a local file, and
 ``--random-weights`` runs the untrained network (its labels are meaningless).
+
+``--runtime onnx --model-file FILE.onnx`` runs a classifier exported with
+``gluon_hub.export(..., format="onnx")`` in onnxruntime instead, with the same
+preprocessing (:mod:`gluon_hub.runtime`), and never imports MXNet.
 """
 
 from __future__ import annotations
@@ -53,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="detectors: print boxes scoring at least this (default 0.5)")
     parser.add_argument("--out", metavar="FILE.png",
                         help="detectors: write the (single) image with its boxes, class names and scores drawn")
+    parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
+                        help="mxnet (default) runs the model in MXNet; onnx runs --model-file in onnxruntime "
+                        "without importing MXNet (classifiers; pip install \"gluon-hub[onnxruntime]\")")
+    parser.add_argument("--model-file", metavar="FILE.onnx",
+                        help="with --runtime onnx: the file gluon_hub.export(MODEL, FILE, format=\"onnx\") wrote; "
+                        "MODEL still names the preprocessing and the class names")
     return parser
 
 
@@ -179,11 +189,51 @@ def _load_cached(spec: Any, pretrained: bool | str, ctx: Any, kwargs: dict[str, 
             os.environ["GLUON_HUB_OFFLINE"] = previous
 
 
+def _run_onnx(args: argparse.Namespace, spec: Any) -> list[list[tuple[str, float]]]:
+    """``--runtime onnx``: the exported classifier in onnxruntime; MXNet is never imported."""
+    from gluon_hub.runtime import load_onnx
+
+    if not args.model_file:
+        raise ValueError("--runtime onnx needs --model-file FILE.onnx, the file written by "
+                         "gluon_hub.export(MODEL, FILE, format=\"onnx\")")
+    mxnet_only = [flag for flag, used in (("--pretrained/--tag", args.pretrained is not None),
+                                          ("--params", args.params), ("--random-weights", args.random_weights),
+                                          ("--classes", args.classes), ("--out", args.out),
+                                          ("--ctx", args.ctx != "cpu")) if used]
+    if mxnet_only:
+        raise ValueError(f"{', '.join(mxnet_only)} apply to the MXNet runtime; with --runtime onnx the "
+                         "weights and classes are those of --model-file, run on the CPU")
+    if spec.task == "object-detection":
+        raise ValueError(f"--runtime onnx runs image classifiers; {spec.qualified_name!r} is an object "
+                         "detector: run it without --runtime onnx")
+    return load_onnx(args.model_file, spec.qualified_name).classify(args.images, args.topk, args.batch_size)
+
+
+def _print_top(args: argparse.Namespace, results: list[list[tuple[str, float]]]) -> None:
+    """Each image's top classes, as text or (``--json``) one JSON object per line; both runtimes."""
+    for path, top in zip(args.images, results):
+        if args.json:
+            print(json.dumps({"image": path, "top": [{"label": l, "score": s} for l, s in top]}))
+            continue
+        print(path)
+        width = max(len(label) for label, _ in top)
+        for rank, (label, score) in enumerate(top, 1):
+            print(f"  {rank}. {label:<{width}}  {score:.4f}")
+    sys.stdout.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``gluon-hub predict``; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    if args.runtime == "onnx":
+        import gluon_hub
+
+        _print_top(args, _run_onnx(args, gluon_hub.info(args.model)))
+        return 0
+    if args.model_file:
+        raise ValueError("--model-file is the exported file that --runtime onnx runs; add --runtime onnx")
     from ._devices import contexts
 
-    args = build_parser().parse_args(argv)
     ctx = contexts(args.ctx)[0]
     if args.random_weights:
         print("gluon-hub predict: the weights are RANDOM (--random-weights); the labels below are "
@@ -198,13 +248,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _detect(args, spec, pretrained, ctx)
     results = predict(args.model, args.images, args.topk, pretrained, args.params, args.batch_size, ctx,
                       args.classes, download=args.pretrained is not None)
-    for path, top in zip(args.images, results):
-        if args.json:
-            print(json.dumps({"image": path, "top": [{"label": l, "score": s} for l, s in top]}))
-            continue
-        print(path)
-        width = max(len(label) for label, _ in top)
-        for rank, (label, score) in enumerate(top, 1):
-            print(f"  {rank}. {label:<{width}}  {score:.4f}")
-    sys.stdout.flush()
+    _print_top(args, results)
     return 0

@@ -20,6 +20,7 @@ from gluon_cv_core.data import eval_transform, read_image
 from gluon_cv_core.labels import CIFAR10_LABELS
 from gluon_cv_core.scripts import eval as eval_script
 from gluon_cv_core.scripts import train as train_script
+from gluon_cv_core.scripts._common import lr_schedule
 
 MODEL = "cifar_resnet20_v1"
 
@@ -159,7 +160,7 @@ def test_cosine_schedule_with_warmup_follows_the_formula():
         "--model", MODEL, "--dataset", "cifar10", "--lr", "0.4", "--lr-mode", "cosine",
         "--num-epochs", "10", "--warmup-epochs", "2", "--warmup-lr", "0.01"])
     steps_per_epoch = 5
-    schedule = train_script._schedule(args, steps_per_epoch)
+    schedule = lr_schedule(args, steps_per_epoch)
     warmup, total = 2 * 5, 10 * 5
 
     def expected(step):

@@ -381,8 +381,11 @@ class CenterNetValTransform:
                                 self._width, self._height)
         warped = _cv2().warpAffine(src.asnumpy(), matrix, (self._width, self._height), flags=_cv2().INTER_LINEAR)
         boxes = _affine_boxes(_checked(label), matrix, self._width, self._height, by_corner=True)
-        image = (warped.astype(np.float32) / 255.0 - self._mean) / self._std
-        return mx.nd.array(image.transpose(2, 0, 1).astype(np.float32)), boxes.astype(np.float32)
+        image = warped.astype(np.float32)  # normalised in place: the same float ops, fewer copies
+        image /= np.float32(255.0)
+        image -= self._mean
+        image /= self._std
+        return mx.nd.array(image.transpose(2, 0, 1)), boxes.astype(np.float32)
 
 
 # ---------------------------------------------------------------- training presets

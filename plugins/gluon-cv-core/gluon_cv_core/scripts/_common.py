@@ -63,3 +63,25 @@ def check_positive(args: argparse.Namespace, *names: str) -> None:
     for name in names:
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+
+
+def lr_schedule(args: argparse.Namespace, steps_per_epoch: int) -> Any:
+    """The learning-rate schedule, in optimizer updates (steps), from ``--lr``, ``--lr-mode``
+    (cosine or step), ``--lr-decay``, ``--lr-decay-epoch``, ``--warmup-epochs``,
+    ``--warmup-lr`` and ``--num-epochs``."""
+    warmup = args.warmup_epochs * steps_per_epoch
+    if args.lr_mode == "cosine":
+        return mx.lr_scheduler.CosineScheduler(
+            max_update=max(args.num_epochs * steps_per_epoch, warmup + 1),
+            base_lr=args.lr,
+            final_lr=0.0,
+            warmup_steps=warmup,
+            warmup_begin_lr=args.warmup_lr,
+        )
+    epochs = [int(e) for e in args.lr_decay_epoch.split(",") if e.strip()]
+    steps = [e * steps_per_epoch for e in epochs if e * steps_per_epoch > warmup]
+    if not steps:
+        return mx.lr_scheduler.FactorScheduler(step=1 << 62, factor=1.0, base_lr=args.lr,
+                                               warmup_steps=warmup, warmup_begin_lr=args.warmup_lr)
+    return mx.lr_scheduler.MultiFactorScheduler(step=steps, factor=args.lr_decay, base_lr=args.lr,
+                                                warmup_steps=warmup, warmup_begin_lr=args.warmup_lr)

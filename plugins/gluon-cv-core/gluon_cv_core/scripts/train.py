@@ -35,7 +35,7 @@ import numpy as np
 
 from gluon_hub.compat import mx
 
-from ._common import add_data_arguments, check_positive, evaluate, load_split, seed_everything
+from ._common import add_data_arguments, check_positive, evaluate, load_split, lr_schedule, seed_everything
 
 log = logging.getLogger("gluon_cv_core.train")
 
@@ -77,26 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-interval", type=int, default=50, help="log every N steps (0: per epoch only)")
     parser.add_argument("--seed", type=int, default=0)
     return parser
-
-
-def _schedule(args: argparse.Namespace, steps_per_epoch: int) -> Any:
-    """The learning-rate schedule, in optimizer updates (steps)."""
-    warmup = args.warmup_epochs * steps_per_epoch
-    if args.lr_mode == "cosine":
-        return mx.lr_scheduler.CosineScheduler(
-            max_update=max(args.num_epochs * steps_per_epoch, warmup + 1),
-            base_lr=args.lr,
-            final_lr=0.0,
-            warmup_steps=warmup,
-            warmup_begin_lr=args.warmup_lr,
-        )
-    epochs = [int(e) for e in args.lr_decay_epoch.split(",") if e.strip()]
-    steps = [e * steps_per_epoch for e in epochs if e * steps_per_epoch > warmup]
-    if not steps:
-        return mx.lr_scheduler.FactorScheduler(step=1 << 62, factor=1.0, base_lr=args.lr,
-                                               warmup_steps=warmup, warmup_begin_lr=args.warmup_lr)
-    return mx.lr_scheduler.MultiFactorScheduler(step=steps, factor=args.lr_decay, base_lr=args.lr,
-                                                warmup_steps=warmup, warmup_begin_lr=args.warmup_lr)
 
 
 def _no_bias_decay(net: Any) -> None:
@@ -169,7 +149,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
         net.collect_params(),
         args.optimizer,
         {"learning_rate": args.lr, "wd": args.wd, "momentum": args.momentum,
-         "lr_scheduler": _schedule(args, steps_per_epoch), "multi_precision": args.dtype != "float32"},
+         "lr_scheduler": lr_schedule(args, steps_per_epoch), "multi_precision": args.dtype != "float32"},
         kvstore=kv,
     )
     # The core's losses: smoothed cross-entropy on integer labels (epsilon 0 is the plain

@@ -119,3 +119,68 @@ def exported_and_reloaded(net: Any, x: Any, folder: Path, name: str) -> tuple[An
     loaded = mx.gluon.SymbolBlock.imports(str(folder / f"{name}-symbol.json"), ["data"],
                                           str(folder / f"{name}-0000.params"))
     return expected, loaded(x)
+
+
+#: the classes of :func:`write_shapes_voc`'s toy dataset
+SHAPE_CLASSES = ("square", "bar")
+
+
+def write_shapes_voc(root: Path, count: int = 8, size: tuple[int, int] = (96, 80), seed: int = 0,
+                     segments: tuple[str, ...] = ("train", "val")) -> Path:
+    """A tiny learnable detection dataset in the real VOC layout, for training tests.
+
+    ``root/shapes/{Annotations,ImageSets/Main,JPEGImages}``: ``count`` JPEG images of
+    ``size`` (width, height), each with one to three bright shapes on a dark noisy
+    background, a ``square`` (filled) or a ``bar`` (wide, hollow); every segment lists
+    every image. Read it with
+    ``VOCDetection(root, splits=[("shapes", "train")], classes=SHAPE_CLASSES)``.
+    """
+    from PIL import Image
+
+    rng = np.random.RandomState(seed)
+    folder = root / "shapes"
+    for sub in ("Annotations", "ImageSets/Main", "JPEGImages"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    width, height = size
+    ids = []
+    for k in range(count):
+        pixels = rng.randint(0, 60, (height, width, 3)).astype(np.uint8)
+        objects = []
+        for _ in range(rng.randint(1, 4)):
+            name = SHAPE_CLASSES[rng.randint(2)]
+            w = rng.randint(width // 5, width // 2)
+            h = w if name == "square" else max(4, w // 3)
+            x1, y1 = rng.randint(0, width - w), rng.randint(0, height - h)
+            colour = rng.randint(150, 256, 3)
+            if name == "square":
+                pixels[y1:y1 + h, x1:x1 + w] = colour
+            else:
+                pixels[y1:y1 + h, x1:x1 + w] = colour
+                pixels[y1 + 2:y1 + h - 2, x1 + 2:x1 + w - 2] = rng.randint(0, 60, 3)
+            objects.append(f"<object><name>{name}</name><difficult>0</difficult><bndbox><xmin>{x1 + 1}</xmin>"
+                           f"<ymin>{y1 + 1}</ymin><xmax>{x1 + w}</xmax><ymax>{y1 + h}</ymax></bndbox></object>")
+        image_id = f"{k:06d}"
+        Image.fromarray(pixels).save(folder / "JPEGImages" / f"{image_id}.jpg", format="JPEG", quality=95)
+        (folder / "Annotations" / f"{image_id}.xml").write_text(
+            f"<annotation><size><width>{width}</width><height>{height}</height><depth>3</depth></size>"
+            + "".join(objects) + "</annotation>")
+        ids.append(image_id)
+    for segment in segments:
+        (folder / "ImageSets" / "Main" / f"{segment}.txt").write_text("".join(f"{i}\n" for i in ids))
+    return root
+
+
+def train_steps(recipe: Any, loader: Any, trainer: Any, steps: int) -> np.ndarray:
+    """Run ``steps`` training steps of ``recipe`` over ``loader`` (cycled); returns the
+    ``(steps, losses)`` values of each step, in ``recipe.loss_names`` order."""
+    history: list[list[float]] = []
+    while len(history) < steps:
+        for batch in loader:
+            with mx.autograd.record():
+                losses = recipe.losses(batch)
+            mx.autograd.backward(losses)
+            trainer.step(1)
+            history.append([float(loss.asscalar()) for loss in losses])
+            if len(history) == steps:
+                break
+    return np.array(history)

@@ -156,6 +156,9 @@ class SSD(HybridBlock):
         self.classes = tuple(classes)
         self._stds = tuple(stds)
         self._kernel = predictor_kernel
+        #: anchor stride of each layer in input pixels; the last equals the input side the
+        #: configuration was designed for (training uses it as the default data shape)
+        self.steps = tuple(float(s) for s in steps)
         self.nms_thresh, self.nms_topk, self.post_nms = nms_thresh, nms_topk, post_nms
         with self.name_scope():
             self.features = features

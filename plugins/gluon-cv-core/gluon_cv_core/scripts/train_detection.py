@@ -1,0 +1,235 @@
+"""Train an object detector (SSD, YOLOv3, Faster R-CNN, CenterNet) with GluonCV's recipes.
+
+Single machine, one or several devices::
+
+    python -m gluon_cv_core.scripts.train_detection --model ssd_512_resnet50_v1_voc \\
+        --dataset voc --ctx gpu0,gpu1,gpu2,gpu3 --save-dir params
+
+    python -m gluon_cv_core.scripts.train_detection --model yolo3_darknet53_custom \\
+        --voc-root ~/mydata --classes cat,dog --train-segment VOC2007/trainval \\
+        --val-segment VOC2007/test --mixup --label-smoothing
+
+Each family's recipe (:mod:`gluon_cv_core.detection_training`) supplies the targets, the
+losses and GluonCV's schedule (learning rate, decay epochs, warm-up, optimizer, batch size,
+input size); every option given on the command line overrides the recipe's value. Training
+labels are checked first (:class:`~gluon_cv_core.detection_training.TrainingSamples`): a
+bad label fails naming its sample, boxes reaching outside the image are clipped and images
+without objects skipped, with a warning. A loss that turns NaN or infinite stops the run
+with the step it happened at, instead of training on.
+
+Several machines work as for classification (``--kvstore dist_sync`` under
+``python -m gluon_cv_core.scripts.launch``): each worker reads its own shard and the
+gradients are averaged over every device of every worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from gluon_hub.compat import mx
+
+from ._common import check_positive, lr_schedule, seed_everything
+from ._detection import add_detection_data_arguments, detection_metric, evaluate_detector, load_detection_split
+
+log = logging.getLogger("gluon_cv_core.train_detection")
+
+#: schedule settings a recipe may set, and the value when neither it nor the user does
+FALLBACKS = {"lr": 0.001, "lr_mode": "step", "lr_decay": 0.1, "lr_decay_epoch": "", "warmup_epochs": 0,
+             "wd": 5e-4, "momentum": 0.9, "num_epochs": 100, "optimizer": "sgd", "batch_size": 8}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m gluon_cv_core.scripts.train_detection",
+        description="Train an object-detection model from the hub.",
+    )
+    parser.add_argument("--model", required=True, help="detector name, e.g. ssd_512_resnet50_v1_voc")
+    add_detection_data_arguments(parser, train=True)
+    parser.add_argument("--pretrained", nargs="?", const=True, default=False, metavar="TAG",
+                        help="start from the published detector weights (fine-tuning)")
+    parser.add_argument("--no-pretrained-base", dest="pretrained_base", action="store_false",
+                        help="do not fetch the backbone's ImageNet weights (train from scratch)")
+    parser.add_argument("--data-shape", type=int, help="input side for fixed-size families (default: the model's)")
+    parser.add_argument("--num-epochs", type=int)
+    parser.add_argument("--optimizer", help="any MXNet optimizer name")
+    parser.add_argument("--lr", type=float, help="learning rate for the global batch")
+    parser.add_argument("--momentum", type=float)
+    parser.add_argument("--wd", type=float, help="weight decay")
+    parser.add_argument("--lr-mode", choices=("cosine", "step"))
+    parser.add_argument("--lr-decay", type=float, help="step mode: factor at each decay epoch")
+    parser.add_argument("--lr-decay-epoch", help="step mode: comma-separated epochs where the rate drops")
+    parser.add_argument("--warmup-epochs", type=int, help="linear warm-up length")
+    parser.add_argument("--warmup-lr", type=float, default=0.0, help="learning rate the warm-up starts at")
+    parser.add_argument("--mixup", action="store_true", help="YOLOv3: train on mixed image pairs")
+    parser.add_argument("--no-mixup-epochs", type=int, help="YOLOv3: train the last N epochs without mixup")
+    parser.add_argument("--label-smoothing", action="store_true", help="YOLOv3: smooth the class targets")
+    parser.add_argument("--no-hybridize", dest="hybridize", action="store_false", help="run imperatively")
+    parser.add_argument("--kvstore", default="device",
+                        help="device, local, or dist_sync / dist_device_sync / dist_async under the launcher")
+    parser.add_argument("--save-dir", help="write {model}-{epoch:04d}.params and {model}-best.params here")
+    parser.add_argument("--save-frequency", type=int, default=10, help="save every N epochs (and the last)")
+    parser.add_argument("--val-interval", type=int, default=1, help="validate every N epochs (and after the last)")
+    parser.add_argument("--log-interval", type=int, default=100, help="log every N steps (0: per epoch only)")
+    parser.add_argument("--steps-per-epoch", type=int, help="stop each epoch after N steps (smoke tests)")
+    parser.add_argument("--seed", type=int, default=233)
+    return parser
+
+
+def _family_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The family switches the user set, passed to the recipe (which rejects unknown ones)."""
+    options: dict[str, Any] = {}
+    if args.mixup:
+        options["mixup"] = True
+    if args.label_smoothing:
+        options["label_smoothing"] = True
+    if args.no_mixup_epochs is not None:
+        options["no_mixup_epochs"] = args.no_mixup_epochs
+    return options
+
+
+def _fill_defaults(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
+    """Fill every schedule setting the user left out from the recipe, then the fallbacks."""
+    aliases = {"num_epochs": "epochs"}
+    for key, fallback in FALLBACKS.items():
+        if getattr(args, key) is None:
+            value = defaults.get(key, defaults.get(aliases.get(key, key), fallback))
+            if key == "lr_decay_epoch" and not isinstance(value, str):
+                value = ",".join(str(int(v)) for v in value)
+            setattr(args, key, value)
+
+
+def _build(args: argparse.Namespace, classes: Sequence[str], ctx: list[Any]) -> Any:
+    """The network: published weights with its classes reset to the data's, or a fresh
+    one for the data's classes (on a pretrained backbone unless --no-pretrained-base)."""
+    import gluon_hub
+
+    from ..detection_training.recipe import family_of
+
+    # Faster R-CNN sizes its region sampler for the images one device sees (GluonCV's
+    # recipes train it with one per device, the default here too)
+    extra = {"per_device_batch_size": args.batch_size or 1} if family_of(args.model) == "faster_rcnn_" else {}
+    if args.pretrained:
+        net = gluon_hub.load(args.model, pretrained=args.pretrained, ctx=ctx, **extra)
+        if tuple(net.classes) != tuple(classes):
+            net.reset_class(list(classes), reuse_weights=[c for c in classes if c in net.classes] or None)
+        return net
+    return gluon_hub.load(args.model, ctx=ctx, classes=list(classes), pretrained_base=args.pretrained_base, **extra)
+
+
+def _trace_afresh(net: Any, hybridize: bool) -> None:
+    """Drop the cached graph: a detector's graph differs between training and inference
+    (``autograd.is_training()`` is read when the graph is traced), and a hybridized block
+    would otherwise keep the first one it traced."""
+    if hybridize:
+        net.hybridize(static_alloc=True)
+
+
+def train(args: argparse.Namespace) -> list[dict[str, float]]:
+    """Run the training the arguments describe; returns one record per epoch."""
+    from gluon_hub.data import SplitSampler
+
+    from .._devices import contexts
+    from ..detection_training import TrainingSamples, recipe_for
+    from ..detection_training.recipe import family_of
+
+    family = family_of(args.model)
+    seed_everything(args.seed)
+    ctx = contexts(args.ctx)
+    kv = mx.kv.create(args.kvstore)
+    train_set, val_set = load_detection_split(args, "train"), load_detection_split(args, "val")
+    net = _build(args, train_set.classes, ctx)
+    data_shape = (args.data_shape, args.data_shape) if args.data_shape else None
+    recipe = recipe_for(args.model, net, data_shape=data_shape, seed=args.seed, **_family_options(args))
+    _fill_defaults(args, recipe.defaults)
+    check_positive(args, "batch_size", "num_epochs", "save_frequency", "val_interval")
+
+    samples = TrainingSamples(train_set, len(net.classes))
+    train_data = recipe.training_data(samples)
+    sampler = SplitSampler(len(train_data), kv.num_workers, kv.rank, even_size=True)
+    global_batch = args.batch_size * len(ctx)
+    if len(sampler) < global_batch:
+        raise ValueError(f"this worker's {len(sampler)} training images do not fill one batch of {global_batch} "
+                         f"(--batch-size {args.batch_size} x {len(ctx)} device(s)); lower --batch-size")
+    loader = mx.gluon.data.DataLoader(train_data, global_batch, sampler=sampler, last_batch="discard",
+                                      batchify_fn=recipe.batchify(), num_workers=args.num_workers)
+    steps_per_epoch = len(sampler) // global_batch
+    if args.steps_per_epoch:
+        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
+    metric = detection_metric(val_set, family, recipe.data_shape)
+
+    recipe.prepare()
+    trainer = mx.gluon.Trainer(
+        net.collect_params(), args.optimizer,
+        {"learning_rate": args.lr, "wd": args.wd, "lr_scheduler": lr_schedule(args, steps_per_epoch),
+         **({"momentum": args.momentum} if args.optimizer in ("sgd", "nag") else {})},
+        kvstore=kv,
+    )
+    names = recipe.loss_names
+    history: list[dict[str, float]] = []
+    best = -math.inf
+    for epoch in range(args.num_epochs):
+        recipe.begin_epoch(epoch, args.num_epochs)
+        _trace_afresh(net, args.hybridize)  # training-mode graph
+        tic, sums, steps = time.time(), [0.0] * len(names), 0
+        for steps, batch in enumerate(loader, 1):
+            parts = [mx.gluon.utils.split_and_load(item, ctx, even_split=False) for item in batch]
+            with mx.autograd.record():
+                per_device = [recipe.losses(device_batch) for device_batch in zip(*parts)]
+                totals = [mx.nd.add_n(*[loss.sum() for loss in losses]) for losses in per_device]
+            mx.autograd.backward(totals)
+            trainer.step(len(ctx) * kv.num_workers)  # losses are per-device means: average the devices
+            values = [sum(float(losses[k].sum().asscalar()) for losses in per_device) / len(per_device)
+                      for k in range(len(names))]
+            bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
+            if bad:
+                raise FloatingPointError(
+                    f"epoch {epoch + 1} step {steps}: the {', '.join(bad)} loss became {values[names.index(bad[0])]} "
+                    f"at learning rate {trainer.learning_rate:g}; lower --lr or add --warmup-epochs")
+            sums = [s + v for s, v in zip(sums, values)]
+            if args.log_interval and steps % args.log_interval == 0:
+                log.info("epoch %d step %d/%d: %s, lr %.5f, %.1f images/s", epoch + 1, steps, steps_per_epoch,
+                         ", ".join(f"{n} {s / steps:.4f}" for n, s in zip(names, sums)), trainer.learning_rate,
+                         steps * global_batch / (time.time() - tic))
+            if steps >= steps_per_epoch:
+                break
+        record: dict[str, float] = {"epoch": epoch + 1, **{n: s / max(steps, 1) for n, s in zip(names, sums)},
+                                    "lr": trainer.learning_rate,
+                                    "images_per_s": steps * global_batch / (time.time() - tic)}
+        last = epoch + 1 == args.num_epochs
+        if (epoch + 1) % args.val_interval == 0 or last:
+            _trace_afresh(net, args.hybridize)  # inference-mode graph
+            result = evaluate_detector(net, val_set, recipe, metric, args.batch_size, ctx, args.num_workers)
+            record["val_mAP"] = result["mAP"]
+        history.append(record)
+        log.info("epoch %d: %s", epoch + 1, ", ".join(f"{k} {v:.4g}" for k, v in record.items() if k != "epoch"))
+        if args.save_dir and kv.rank == 0:
+            folder = Path(args.save_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            if (epoch + 1) % args.save_frequency == 0 or last:
+                net.save_parameters(str(folder / f"{args.model}-{epoch + 1:04d}.params"))
+            if record.get("val_mAP", -math.inf) > best:
+                best = record["val_mAP"]
+                net.save_parameters(str(folder / f"{args.model}-best.params"))
+    return history
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line and train; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    try:
+        train(args)
+    except (ValueError, FileNotFoundError, FloatingPointError) as exc:  # bad data or settings: say what
+        print(f"train_detection: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
