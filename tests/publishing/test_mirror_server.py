@@ -96,6 +96,9 @@ def test_cli_serve_prints_its_url_first_and_stops_cleanly(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "gluon_hub.cli", "serve", str(tmp_path), "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        # as from a terminal: a run started in the background (`cmd &` in a script) inherits
+        # SIGINT ignored, and Python then keeps ignoring Ctrl-C
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         first = proc.stdout.readline().strip()
