@@ -12,7 +12,7 @@ import http.server
 import importlib
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -184,3 +184,27 @@ def train_steps(recipe: Any, loader: Any, trainer: Any, steps: int) -> np.ndarra
             if len(history) == steps:
                 break
     return np.array(history)
+
+
+def strictly_loaded(net: Any, path: str) -> Any:
+    """``net`` with every parameter loaded from ``path``: none missing, none extra."""
+    net.load_parameters(path, allow_missing=False, ignore_extra=False)
+    return net
+
+
+def random_params_files(tmp_path_factory: Any, warmed_reference: Callable[[str], Any]) -> Callable[[str], str]:
+    """``save(name)``: a file of random parameters (:func:`randomize`, seed 0) written by the
+    GluonCV model ``warmed_reference(name)`` returns, already run once so its shapes are
+    known; made once per name."""
+    files: dict[str, str] = {}
+    folder = tmp_path_factory.mktemp("params")
+
+    def save(name: str) -> str:
+        if name not in files:
+            reference = warmed_reference(name)
+            randomize(reference, seed=0)
+            files[name] = str(folder / f"{name}.params")
+            reference.save_parameters(files[name])
+        return files[name]
+
+    return save

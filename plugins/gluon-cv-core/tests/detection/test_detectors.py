@@ -18,8 +18,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
-    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input, randomize,
-    running_stats, structure,
+    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input,
+    random_params_files, running_stats, strictly_loaded, structure,
 )
 
 MODELS = gluon_hub.list_models(plugin="cv", task="object-detection")
@@ -97,28 +97,19 @@ FAMILIES = {
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """``saved(name)``: a file of random parameters written by GluonCV's model, made once."""
-    files: dict[str, str] = {}
 
-    def save(name: str) -> str:
-        if name not in files:
-            reference = _reference(name)
-            reference.initialize()
-            reference(mx.nd.zeros((1, 3, *FAMILIES.get(name, [(64, 64)])[0])))
-            randomize(reference, seed=0)
-            files[name] = str(tmp_path_factory.mktemp("ssd") / f"{name}.params")
-            reference.save_parameters(files[name])
-        return files[name]
+    def warmed(name: str):
+        reference = _reference(name)
+        reference.initialize()
+        reference(mx.nd.zeros((1, 3, *FAMILIES.get(name, [(64, 64)])[0])))
+        return reference
 
-    return save
+    return random_params_files(tmp_path_factory, warmed)
 
 
 def _pair(name: str, path: str):
     """GluonCV's model and ours, both loaded strictly from the same file."""
-    reference = _reference(name)
-    reference.load_parameters(path, allow_missing=False, ignore_extra=False)
-    ours = build_ours(name)
-    ours.load_parameters(path, allow_missing=False, ignore_extra=False)
-    return reference, ours
+    return strictly_loaded(_reference(name), path), strictly_loaded(build_ours(name), path)
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -20,8 +20,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
-    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input, randomize,
-    running_stats,
+    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input,
+    random_params_files, running_stats, strictly_loaded,
 )
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
@@ -132,30 +132,22 @@ def _shrunk_options(batch: int) -> dict:
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """``saved(name)``: a file of random parameters written by GluonCV's model, made once."""
-    files: dict[str, str] = {}
 
-    def save(name: str) -> str:
-        if name not in files:
-            reference = _reference(name)
-            reference.initialize()
-            _shrink(reference, 1)
-            with _roialign_without_negative_batch_indices():
-                reference(mx.nd.zeros((1, 3, 96, 128)))
-            randomize(reference, seed=0)
-            files[name] = str(tmp_path_factory.mktemp("frcnn") / f"{name}.params")
-            reference.save_parameters(files[name])
-        return files[name]
+    def warmed(name: str):
+        reference = _reference(name)
+        reference.initialize()
+        _shrink(reference, 1)
+        with _roialign_without_negative_batch_indices():
+            reference(mx.nd.zeros((1, 3, 96, 128)))
+        return reference
 
-    return save
+    return random_params_files(tmp_path_factory, warmed)
 
 
 def _pair(name: str, path: str, batch: int = 1):
-    reference = _reference(name)
-    reference.load_parameters(path, allow_missing=False, ignore_extra=False)
+    reference = strictly_loaded(_reference(name), path)
     _shrink(reference, batch)
-    ours = build_ours(name, **_shrunk_options(batch))
-    ours.load_parameters(path, allow_missing=False, ignore_extra=False)
-    return reference, ours
+    return reference, strictly_loaded(build_ours(name, **_shrunk_options(batch)), path)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
