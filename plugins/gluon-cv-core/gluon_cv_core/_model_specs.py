@@ -1,4 +1,7 @@
-"""The plugin's models, built from ``model_zoo.json`` (hashes and metrics live in data).
+"""The plugin's classification models, built from ``models/classification/*_zoo.json``.
+
+Hashes and metrics live in data, one file per group of families, so a new family is a new
+file (its families, rows, and where its metrics come from).
 
 Imports only the stdlib and ``gluon_hub.specs``: the hub lists models through here, so
 listing never imports mxnet or model code.
@@ -75,9 +78,13 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
 
 @lru_cache(maxsize=1)
 def _specs() -> tuple[ModelSpec, ...]:
-    text = resources.files(__package__).joinpath("model_zoo.json").read_text(encoding="utf-8")
-    data = json.loads(text)
-    return tuple(_spec(row, data["families"], data["metrics_source"]) for row in data["models"])
+    folder = resources.files(__package__).joinpath("models").joinpath("classification")
+    files = sorted((f for f in folder.iterdir() if f.name.endswith("_zoo.json")), key=lambda f: f.name)
+    specs: list[ModelSpec] = []
+    for file in files:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        specs.extend(_spec(row, data["families"], data["metrics_source"]) for row in data["models"])
+    return tuple(specs)
 
 
 def model_specs() -> list[ModelSpec]:

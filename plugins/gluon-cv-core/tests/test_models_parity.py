@@ -1,6 +1,6 @@
 """Every registered model loads GluonCV 0.10's parameters unchanged and computes the same outputs.
 
-Parametrized from the registry, so a model added to ``model_zoo.json`` is tested here with
+Parametrized from the registry, so a model added to a ``*_zoo.json`` file is tested here with
 no new test. GluonCV is a test-only reference: its model is built with random parameters
 (batch-norm statistics included, so that every parameter matters), saved with
 ``save_parameters`` and loaded strictly into ours; then both run on the same input.
