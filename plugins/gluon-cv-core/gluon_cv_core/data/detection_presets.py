@@ -27,6 +27,8 @@ import numpy as np
 
 from gluon_hub.compat import mx
 
+from .worker_random import WorkerRandom
+
 __all__ = [
     "CenterNetTrainTransform",
     "CenterNetValTransform",
@@ -393,7 +395,12 @@ class CenterNetValTransform:
 
 class _Seeded:
     def __init__(self, seed: int | None) -> None:
-        self.rng = np.random.RandomState(seed)
+        self._random = WorkerRandom(seed)
+
+    @property
+    def rng(self) -> np.random.RandomState:
+        """This process's stream (each data-loader worker draws its own numbers)."""
+        return self._random.rng
 
 
 class SSDTrainTransform(_Seeded):

@@ -45,6 +45,7 @@ import numpy as np
 from gluon_hub.compat import mx
 
 from ..data.detection_presets import FasterRCNNTrainTransform, FasterRCNNValTransform
+from ..data.worker_random import WorkerRandom
 from ..models.detection.classes import COCO_CLASSES
 from .recipe import DetectionRecipe, Sample, Transform, pad_images_and_labels
 
@@ -207,11 +208,11 @@ class _TrainTransform:
     def __init__(self, preset: Callable[[Any, Any], tuple], targets: RPNTargetMaker, seed: int | None) -> None:
         self._preset, self._targets = preset, targets
         # its own stream, so the augmentation draws do not shift the anchor sampling
-        self._rng = np.random.RandomState(None if seed is None else [seed, 1])
+        self._random = WorkerRandom(None if seed is None else [seed, 1])
 
     def __call__(self, src: Any, label: np.ndarray) -> Sample:
         image, boxes = self._preset(src, label)
-        cls, box, mask = self._targets(boxes[:, :4], image.shape[1], image.shape[2], self._rng)
+        cls, box, mask = self._targets(boxes[:, :4], image.shape[1], image.shape[2], self._random.rng)
         return image, boxes, cls, box, mask
 
 

@@ -56,6 +56,7 @@ import numpy as np
 from gluon_hub.compat import mx
 
 from ..data.detection_presets import YOLO3TrainTransform, YOLO3ValTransform
+from ..data.worker_random import WorkerRandom
 from .recipe import DetectionRecipe
 
 __all__ = ["MixupDetection", "YOLO3Recipe", "YOLO3TrainTargets", "yolo3_losses", "yolo3_merge_targets",
@@ -236,8 +237,13 @@ class MixupDetection(mx.gluon.data.Dataset):
         if alpha <= 0:
             raise ValueError(f"mixup's Beta(alpha, alpha) needs alpha > 0, got {alpha}")
         self._dataset, self._alpha = dataset, float(alpha)
-        self.rng = np.random.RandomState(seed)
+        self._random = WorkerRandom(seed)
         self._enabled = multiprocessing.RawValue("b", 1)
+
+    @property
+    def rng(self) -> np.random.RandomState:
+        """This process's stream (each data-loader worker draws its own pairs and weights)."""
+        return self._random.rng
 
     @property
     def enabled(self) -> bool:
