@@ -42,6 +42,7 @@ __all__ = [
     "CacheNotWritableError",
     "DiskFullError",
     "DownloadError",
+    "ExtractedFolder",
     "OfflineMissError",
     "ParamsFormatError",
     "UnsafeArchiveError",
@@ -50,12 +51,15 @@ __all__ = [
     "check_params_file",
     "config_path",
     "entries",
+    "extracted",
+    "extracted_dir",
     "fetch",
     "fetch_params",
     "files_of",
     "mirrors",
     "prefetch",
     "purge",
+    "purge_extracted",
     "verify",
     "VerifyResult",
 ]
@@ -224,6 +228,43 @@ def purge(names: Sequence[str] | None = None, root: str | os.PathLike[str] | Non
         directory = entry.path if entry.path.is_dir() else entry.path.parent
         shutil.rmtree(directory, ignore_errors=False)
         removed.append(entry)
+    return removed
+
+
+@dataclass(frozen=True)
+class ExtractedFolder:
+    """A dataset's archives as a plugin unpacked them (``extracted/<dataset>``); rebuilt
+    from the cached archives on next use when removed."""
+
+    dataset: str
+    path: Path
+    size: int
+
+
+def extracted_dir(dataset: str, root: str | os.PathLike[str] | None = None) -> Path:
+    """The folder where a plugin unpacks ``dataset``'s archives, so that ``cache ls`` and
+    ``cache purge`` account for it. Hash-verified files stay in ``files/``; this is derived data."""
+    if not dataset or dataset in (".", "..") or "/" in dataset or "\\" in dataset:
+        raise ValueError(f"a dataset name without path separators is needed, got {dataset!r}")
+    return cache_dir(root) / "extracted" / dataset
+
+
+def extracted(names: Sequence[str] | None = None, root: str | os.PathLike[str] | None = None) -> list[ExtractedFolder]:
+    """The unpacked dataset folders (only those of the datasets in ``names`` when given)."""
+    base = cache_dir(root) / "extracted"
+    if not base.is_dir():
+        return []
+    folders = sorted(p for p in base.iterdir() if p.is_dir() and (not names or p.name in names))
+    return [ExtractedFolder(p.name, p, sum(f.stat().st_size for f in p.rglob("*") if f.is_file()))
+            for p in folders]
+
+
+def purge_extracted(names: Sequence[str] | None = None,
+                    root: str | os.PathLike[str] | None = None) -> list[ExtractedFolder]:
+    """Remove unpacked dataset folders (all of them when ``names`` is empty)."""
+    removed = extracted(names, root)
+    for folder in removed:
+        shutil.rmtree(folder.path)
     return removed
 
 

@@ -21,7 +21,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--keep", action="store_true", help="report changed files but keep them")
     q.set_defaults(run=_verify)
 
-    q = sub.add_parser("purge", help="remove cached files (all of them without NAME)")
+    q = sub.add_parser("purge", help="remove cached files and unpacked datasets (all of them without NAME)")
     q.add_argument("names", nargs="*", metavar="NAME")
     q.set_defaults(run=_purge)
 
@@ -46,9 +46,13 @@ def _ls(args: argparse.Namespace) -> int:
          "yes" if e.stamped else "no", "shared" if e.shared else "user")
         for e in found
     ]
+    unpacked = cache.extracted(args.names)
+    rows += [(f"extracted/{f.dataset}/", "(unpacked archives)", human_size(f.size), "-", "user")
+             for f in unpacked]
     print(format_table(("FILE", "HASH", "SIZE", "STAMPED", "CACHE"), rows))
-    total = sum(e.size + e.partial for e in found)
-    print(f"\n{len(found)} files, {human_size(total)} in {cache.cache_dir()}")
+    total = sum(e.size + e.partial for e in found) + sum(f.size for f in unpacked)
+    folders = f" and {len(unpacked)} unpacked dataset folders" if unpacked else ""
+    print(f"\n{len(found)} files{folders}, {human_size(total)} in {cache.cache_dir()}")
     return 0
 
 
@@ -77,8 +81,12 @@ def _purge(args: argparse.Namespace) -> int:
     removed = cache.purge(args.names)
     for entry in removed:
         print(f"removed {entry.name} ({human_size(entry.size + entry.partial)})")
-    freed = sum(e.size + e.partial for e in removed)
-    print(f"{len(removed)} files removed, {human_size(freed)} freed from {cache.cache_dir()}")
+    unpacked = cache.purge_extracted(args.names)
+    for folder in unpacked:
+        print(f"removed extracted/{folder.dataset}/ ({human_size(folder.size)})")
+    freed = sum(e.size + e.partial for e in removed) + sum(f.size for f in unpacked)
+    folders = f" and {len(unpacked)} unpacked dataset folders" if unpacked else ""
+    print(f"{len(removed)} files{folders} removed, {human_size(freed)} freed from {cache.cache_dir()}")
     return 0
 
 

@@ -90,6 +90,22 @@ def test_cli_prefetch_ls_verify_purge(published, server, capsys):
     assert "gluon-hub cache ls" in capsys.readouterr().err
 
 
+def test_unpacked_dataset_folders_are_listed_and_purged(capsys):
+    folder = gluon_hub.cache.extracted_dir("shapes")
+    (folder / "JPEGImages").mkdir(parents=True)
+    (folder / "JPEGImages" / "0001.jpg").write_bytes(b"x" * 3000)
+    gluon_hub.cache.extracted_dir("other").mkdir()
+    assert main(["cache", "ls"]) == 0
+    out = capsys.readouterr().out
+    assert "extracted/shapes/" in out and "2.9 KB" in out and "2 unpacked dataset folders" in out
+    assert [f.dataset for f in gluon_hub.cache.purge_extracted(["other"])] == ["other"]
+    assert main(["cache", "purge"]) == 0
+    assert "removed extracted/shapes/ (2.9 KB)" in capsys.readouterr().out
+    assert not folder.exists() and gluon_hub.cache.extracted() == []
+    with pytest.raises(ValueError, match="without path separators"):
+        gluon_hub.cache.extracted_dir("../outside")
+
+
 def test_prefetch_one_tag_then_offline_load(published, server, monkeypatch):
     net, x = published
     assert main(["cache", "prefetch", "cache_tiny", "--tag", "plain", "--quiet"]) == 0

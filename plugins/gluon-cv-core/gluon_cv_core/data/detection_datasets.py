@@ -78,16 +78,16 @@ def extracted_archive(archive: str | os.PathLike[str], into: str | os.PathLike[s
 def _fetched(dataset: str, wanted: Iterable[int], cache_root: str | os.PathLike[str] | None) -> Path:
     """One folder holding the extracted archives (by index in the spec) of a registered dataset.
 
-    It lives in the cache directory beside ``files/`` (``extracted/<dataset>``), so the
-    cache's own listing and verification never see it.
+    It is the cache's ``extracted/<dataset>``: ``gluon-hub cache ls`` shows it and ``cache
+    purge`` removes it; hash verification covers the archives, not this folder.
     """
-    from gluon_hub.cache import cache_dir
+    from gluon_hub.cache import extracted_dir
     from gluon_hub.data.files import dataset_file
 
     from .._data_specs import dataset_specs
 
     files = next(spec.files for spec in dataset_specs() if spec.name == dataset)
-    target = cache_dir(cache_root) / "extracted" / dataset
+    target = extracted_dir(dataset, cache_root)
     for i in wanted:
         extracted_archive(dataset_file(files[i], cache_root=cache_root), target)
     return target
