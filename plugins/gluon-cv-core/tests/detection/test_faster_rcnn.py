@@ -271,3 +271,16 @@ def test_a_batch_gives_each_image_its_own_detections(saved) -> None:
         np.testing.assert_array_equal(both[0][i:i + 1].asnumpy(), alone[0].asnumpy())
         assert_same(both[1][i:i + 1], alone[1])
         assert_same(both[2][i:i + 1], alone[2])
+
+
+def test_an_image_with_fewer_anchors_than_proposals_still_gives_every_row(saved) -> None:
+    # 64x64 gives a 4x4 map: 240 anchors for 300 proposals (GluonCV fails on a slice here)
+    name = "faster_rcnn_resnet50_v1b_voc"
+    ours = strictly_loaded(build_ours(name), saved(name))
+    x = random_input(1, (64, 64))
+    plain = ours(x)
+    ours.hybridize()
+    hybrid = ours(x)
+    assert [a.shape for a in hybrid] == [(1, 20 * 300, 1), (1, 20 * 300, 1), (1, 20 * 300, 4)]
+    for a, b in zip(plain, hybrid):
+        assert_same(a, b)

@@ -165,7 +165,11 @@ class RPN(HybridBlock):
             rows = F.concat(*rows, dim=1) if len(rows) > 1 else rows[0]
             kept = F.contrib.box_nms(rows, overlap_thresh=self._nms_thresh, topk=pre_nms, coord_start=1,
                                      score_index=0, id_index=-1, force_suppress=True)
-            kept = F.slice_axis(kept, axis=1, begin=0, end=post_nms)
+            # rows of -1 (what NMS writes for suppressed boxes) after the survivors, so a small
+            # image with fewer anchors than ``post_nms`` still yields ``post_nms`` rows
+            filler = F.broadcast_axis(F.zeros_like(F.slice_axis(kept, axis=1, begin=0, end=1)) - 1,
+                                      axis=1, size=post_nms)
+            kept = F.slice_axis(F.concat(kept, filler, dim=1), axis=1, begin=0, end=post_nms)
             scores = F.slice_axis(kept, axis=-1, begin=0, end=1)
             boxes = F.slice_axis(kept, axis=-1, begin=1, end=None)
         if not mx.autograd.is_training():
