@@ -47,10 +47,10 @@ def geometry(model: str | ModelSpec | InputSpec) -> Geometry:
     ``crop`` is the spec's crop (else its square spatial size), ``resize`` the shorter side
     scaled to first (else the crop); means above 1 are on the 0-255 scale.
     """
-    spec = _input_spec(model)
+    spec = InputSpec.of(model)
     layout = (spec.layout or "CHW").upper().lstrip("N")
     if layout != "CHW":
-        raise ValueError(f"the ONNX runner feeds CHW images; the model expects layout {spec.layout!r}")
+        raise ValueError(f"the preprocessing produces CHW images; the model expects layout {spec.layout!r}")
     channels, height, width = spec.shape if spec.shape and len(spec.shape) == 3 else (3, None, None)
     if height is not None and height != width:
         raise ValueError(f"the preprocessing crops squares; input shape {spec.shape} is not square")
@@ -229,20 +229,6 @@ def load_onnx(
     if inputs[0].type != "tensor(float)":
         raise ValueError(f"{str(target)!r} takes {inputs[0].type} input; the ONNX runner feeds float32 images")
     return OnnxClassifier(session, spec, target)
-
-
-def _input_spec(model: str | ModelSpec | InputSpec) -> InputSpec:
-    if isinstance(model, InputSpec):
-        return model
-    if isinstance(model, str):
-        from ._api import info
-
-        model = info(model)
-    if not isinstance(model, ModelSpec):
-        raise TypeError(f"expected a model name, ModelSpec or InputSpec, got {type(model).__name__}")
-    if model.input is None:
-        raise ValueError(f"model {model.qualified_name!r} declares no input spec, so its preprocessing is unknown")
-    return model.input
 
 
 def _resize_bilinear(image: np.ndarray, height: int, width: int) -> np.ndarray:

@@ -183,6 +183,23 @@ class InputSpec:
             if getattr(self, name) is not None:
                 _freeze(self, name)
 
+    @classmethod
+    def of(cls, model: str | ModelSpec | InputSpec) -> InputSpec:
+        """The input spec of a registered model (by name or spec), or ``model`` itself: what
+        preprocessing code accepts, so that users may pass whichever they hold."""
+        if isinstance(model, InputSpec):
+            return model
+        if isinstance(model, str):
+            from ._api import info
+
+            model = info(model)
+        if not isinstance(model, ModelSpec):
+            raise TypeError(f"expected a model name, ModelSpec or InputSpec, got {type(model).__name__}")
+        if model.input is None:
+            raise ValueError(f"model {model.qualified_name!r} declares no input spec, so its preprocessing is "
+                             "unknown; pass an InputSpec(crop=..., mean=..., std=...) instead")
+        return model.input
+
 
 @dataclass(frozen=True)
 class _Spec:

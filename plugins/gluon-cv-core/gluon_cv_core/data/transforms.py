@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from gluon_hub import InputSpec, ModelSpec
+from gluon_hub import InputSpec, ModelSpec, runtime
 from gluon_hub.compat import mx
 
 T = mx.gluon.data.vision.transforms
@@ -36,60 +36,19 @@ class Geometry:
     large: bool
 
 
-def _input_spec(model: str | ModelSpec | InputSpec) -> InputSpec:
-    if isinstance(model, InputSpec):
-        return model
-    if isinstance(model, str):
-        from gluon_hub import info
-
-        model = info(model)
-    if not isinstance(model, ModelSpec):
-        raise TypeError(f"expected a model name, ModelSpec or InputSpec, got {type(model).__name__}")
-    if model.input is None:
-        raise ValueError(
-            f"model {model.qualified_name!r} declares no input spec; build the transform from an "
-            "InputSpec(crop=..., mean=..., std=...) instead"
-        )
-    return model.input
-
-
-def _spatial_size(spec: InputSpec) -> int | None:
-    """The square side of ``spec.shape`` in its layout (channels first unless told)."""
-    if not spec.shape:
-        return None
-    layout = (spec.layout or "CHW").upper().lstrip("N")
-    if len(layout) != len(spec.shape) or "H" not in layout or "W" not in layout:
-        raise ValueError(f"input shape {spec.shape} does not match layout {spec.layout!r}")
-    height, width = spec.shape[layout.index("H")], spec.shape[layout.index("W")]
-    if height is None or width is None:
-        return None
-    if height != width:
-        raise ValueError(f"the presets crop squares; input shape {spec.shape} is not square")
-    return int(height)
-
-
 def geometry(model: str | ModelSpec | InputSpec) -> Geometry:
-    """The input geometry of a model (a name, its spec or its ``InputSpec``)."""
-    spec = _input_spec(model)
-    if spec.layout and spec.layout.upper().lstrip("N") not in ("CHW",):
-        raise ValueError(f"the presets produce CHW tensors; the model expects {spec.layout!r}")
-    crop = spec.crop or _spatial_size(spec)
-    if not crop:
-        raise ValueError("the input spec gives neither crop nor a fixed spatial shape")
-    resize = spec.resize or crop
-    if resize < crop:
-        raise ValueError(f"input spec resize={resize} is smaller than crop={crop}")
-    if (spec.mean is None) != (spec.std is None):
-        raise ValueError("the input spec must give both mean and std, or neither")
-    return Geometry(crop=crop, resize=resize, mean=spec.mean, std=spec.std, large=resize > crop)
+    """The input geometry of a model (a name, its spec or its ``InputSpec``): the core's
+    evaluation geometry (means on the 0-1 scale), plus whether the model is ImageNet-style."""
+    core = runtime.geometry(model)
+    return Geometry(crop=core.crop, resize=core.resize, mean=core.mean, std=core.std,
+                    large=core.resize > core.crop)
 
 
 def _to_tensor(geo: Geometry) -> list[Any]:
-    """``ToTensor`` (to [0, 1]) and normalisation; means above 1 are on the 0-255 scale."""
+    """``ToTensor`` (to [0, 1]) and normalisation."""
     steps: list[Any] = [T.ToTensor()]
     if geo.mean is not None and geo.std is not None:
-        scale = 255.0 if max(geo.mean) > 1.0 else 1.0
-        steps.append(T.Normalize(tuple(m / scale for m in geo.mean), tuple(s / scale for s in geo.std)))
+        steps.append(T.Normalize(geo.mean, geo.std))
     return steps
 
 
