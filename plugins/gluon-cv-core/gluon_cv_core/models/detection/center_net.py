@@ -3,13 +3,18 @@
 A backbone upsampled back to stride 4 feeds three small heads: a per-class ``heatmap`` of
 object centres, the box size ``wh`` and the sub-cell centre offset ``reg``. Decoding needs
 no anchors: a 3x3 max-pool keeps the local peaks of the heatmap, the ``topk`` best
-(class, cell) pairs become boxes. Two upsampling backbones exist:
+(class, cell) pairs become boxes. Three upsampling backbones exist:
 
 - ResNet V1b with three (conv, BN, ReLU, stride-2 transposed conv, BN, ReLU) stages; the
   ``*_dcnv2`` variants use MXNet's modulated deformable convolution (DCNv2) for the convs;
   MXNet 1.9 runs its forward pass on CPU and GPU but its backward on GPU only, so these
   variants infer anywhere and train on a GPU;
-- MobileNetV3 with three DUC stages (conv, BN, ReLU, pixel shuffle).
+- MobileNetV3 with three DUC stages (conv, BN, ReLU, pixel shuffle);
+- DLA-34 with iterative deep aggregation (IDA): coarser levels are projected, upsampled by
+  grouped transposed convolutions and merged into finer ones, down to stride 4; the
+  ``*_dcnv2`` variants use DCNv2 for those projections and merges. GluonCV publishes no
+  weights for the DLA CenterNets. Inputs must be multiples of 32 (or one less), since each
+  upsampled level must meet the finer one exactly; GluonCV has the same limit.
 
 In inference the network returns ``(class ids, scores, boxes)`` of shapes ``(B, K, 1)``,
 ``(B, K, 1)``, ``(B, K, 4)`` in input pixels, ``K = topk``, like the hub's other detectors
@@ -41,6 +46,7 @@ BACKBONES = {
     "resnet101_v1b": ("resnet101_v1b", "deconv", (256, 128, 64)),
     "mobilenetv3_large_duc": ("mobilenetv3_large", "duc", (512, 256, 256)),
     "mobilenetv3_small_duc": ("mobilenetv3_small", "duc", (512, 256, 128)),
+    "dla34": ("dla34", "ida", ()),
 }
 #: initial heatmap bias, -log((1 - 0.1) / 0.1): every centre starts at probability 0.1
 _HEATMAP_BIAS = -2.19
@@ -131,6 +137,109 @@ class DUCMobileNet(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return self.upsampling(self.feature(x))
+
+
+class AggregationConv(HybridBlock):
+    """3x3 conv (DCNv2 with ``dcn``), then BN and ReLU: the projections and merges of IDA.
+
+    ``conv`` and ``actf`` are GluonCV's attribute names (its ``CustomConv``).
+    """
+
+    def __init__(self, channels: int, in_channels: int, dcn: bool = False, norm_layer: Any = BatchNorm,
+                 norm_kwargs: dict | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.actf = nn.HybridSequential()
+            self.actf.add(make_norm(norm_layer, norm_kwargs, in_channels=channels, momentum=0.9),
+                          nn.Activation("relu"))
+            if dcn:
+                self.conv = mx.gluon.contrib.cnn.ModulatedDeformableConvolution(
+                    channels, kernel_size=3, strides=1, padding=1, in_channels=in_channels)
+            else:
+                self.conv = nn.Conv2D(channels, 3, 1, 1, in_channels=in_channels)
+
+    def hybrid_forward(self, F, x):
+        return self.actf(self.conv(x))
+
+
+class IDAUp(HybridBlock):
+    """Iterative deep aggregation: each input after the first is projected to ``channels``,
+    upsampled by its factor and merged (sum, then :class:`AggregationConv`) with the result
+    before it. Returns the first input and every merged result."""
+
+    def __init__(self, channels: int, in_channels: Sequence[int], factors: Sequence[int], dcn: bool = False,
+                 norm_layer: Any = BatchNorm, norm_kwargs: dict | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        norms = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs}
+        with self.name_scope():
+            self.projs = nn.HybridSequential(prefix="ida_proj")
+            self.ups = nn.HybridSequential(prefix="ida_ups")
+            self.nodes = nn.HybridSequential(prefix="ida_nodes")
+            for width, factor in zip(in_channels[1:], factors[1:]):
+                self.projs.add(AggregationConv(channels, width, dcn, **norms))
+                # kernel 2f, stride f, padding f/2: exactly f times larger, bilinear at start
+                self.ups.add(nn.Conv2DTranspose(channels, factor * 2, factor, factor // 2, groups=channels,
+                                                use_bias=False, in_channels=channels,
+                                                weight_initializer=BilinearUpsampling()))
+                self.nodes.add(AggregationConv(channels, channels, dcn, **norms))
+
+    def hybrid_forward(self, F, *xs):
+        merged = [xs[0]]
+        for x, proj, up, node in zip(xs[1:], self.projs, self.ups, self.nodes):
+            merged.append(node(up(proj(x)) + merged[-1]))
+        return merged
+
+
+class DLAUp(HybridBlock):
+    """Aggregate DLA levels from the coarsest down: IDA ``k`` merges the ``k + 2`` coarsest
+    levels (already aggregated ones included) into the width of the finest of them.
+
+    Returns one feature map per level from ``levels[0]`` (stride 4) to the coarsest.
+    """
+
+    def __init__(self, channels: Sequence[int], dcn: bool = False, norm_layer: Any = BatchNorm,
+                 norm_kwargs: dict | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.idas = nn.HybridSequential(prefix="ida")
+            in_channels = list(channels)
+            for start in range(len(channels) - 2, -1, -1):
+                # level start + 1 is twice as coarse as level start; the levels after it were
+                # aggregated into its resolution by the previous IDA, so they are too
+                factors = [1] + [2] * (len(channels) - start - 1)
+                self.idas.add(IDAUp(channels[start], in_channels[start:], factors, dcn, norm_layer, norm_kwargs))
+                in_channels[start + 1:] = [channels[start]] * (len(channels) - start - 1)
+
+    def hybrid_forward(self, F, *levels):
+        levels = list(levels)
+        outputs = [levels[-1]]
+        for k, ida in enumerate(self.idas):
+            start = len(levels) - k - 2
+            levels[start:] = ida(*levels[start:])
+            outputs.insert(0, levels[-1])
+        return outputs
+
+
+class DeconvDLA(HybridBlock):
+    """DLA-34's levels from stride 4 down, aggregated back to stride 4 (64 channels).
+
+    ``base``, ``dla_up`` and ``ida_up`` are GluonCV's attribute names.
+    """
+
+    def __init__(self, net: HybridBlock, dcn: bool = False, norm_layer: Any = BatchNorm,
+                 norm_kwargs: dict | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        channels = list(net.channels[2:])  # from stride 4
+        with self.name_scope():
+            self.base = net.features()
+            self.dla_up = DLAUp(channels, dcn, norm_layer, norm_kwargs)
+            # the three finest aggregated maps, merged once more into the finest
+            self.ida_up = IDAUp(channels[0], channels[:3], [1, 2, 4], dcn, norm_layer, norm_kwargs)
+        self.out_channels = channels[0]
+
+    def hybrid_forward(self, F, x):
+        aggregated = self.dla_up(*self.base(x)[2:])
+        return self.ida_up(*aggregated[:3])[-1]
 
 
 def _head(channels: int, outputs: int, in_channels: int, bias: float, prefix: str) -> HybridBlock:
@@ -286,15 +395,19 @@ def center_net(base: str, classes: Sequence[str] | str = "voc", pretrained_base:
     if isinstance(names, str) or not names:
         raise ValueError(f"classes must be 'voc', 'coco' or a non-empty list of names, got {classes!r}")
     network, kind, filters = BACKBONES[base]
-    if dcn and kind != "deconv":
-        raise ValueError(f"dcn=True needs a ResNet backbone; {base!r} upsamples with DUC")
+    if dcn and kind == "duc":
+        raise ValueError(f"dcn=True needs a ResNet or DLA backbone; {base!r} upsamples with DUC")
+    if kind == "ida":  # DLA's own norm settings stay its defaults, as in GluonCV
+        net = backbone(network, pretrained_base)
+        features: HybridBlock = DeconvDLA(net, dcn, norm_layer, norm_kwargs)
+        return CenterNet(features, names, features.out_channels, **options)
     net = backbone(network, pretrained_base, norm_layer=norm_layer, norm_kwargs=norm_kwargs)
     if kind == "deconv":
-        features: HybridBlock = DeconvResNet(net, filters, dcn, norm_layer, norm_kwargs)
+        features = DeconvResNet(net, filters, dcn, norm_layer, norm_kwargs)
     else:
         features = DUCMobileNet(net, filters, norm_layer, norm_kwargs)
     return CenterNet(features, names, features.out_channels, **options)
 
 
-__all__ = ["BACKBONES", "BilinearUpsampling", "CenterNet", "DUC", "DUCMobileNet", "DeconvResNet",
-           "center_net", "decode_centers"]
+__all__ = ["AggregationConv", "BACKBONES", "BilinearUpsampling", "CenterNet", "DLAUp", "DUC", "DUCMobileNet",
+           "DeconvDLA", "DeconvResNet", "IDAUp", "center_net", "decode_centers"]

@@ -121,7 +121,13 @@ def expand_features(net: Any, taps: Sequence[str], num_filters: Sequence[int], *
         if global_pool:
             outputs.append(mx.sym.Pooling(y, pool_type="avg", global_pool=True, kernel=(1, 1)))
     block = mx.gluon.SymbolBlock(outputs, data, params=shared)
+    # every new parameter carries its own initializer, so ``initialize(Xavier())`` (a
+    # default meant for weights) never reaches the BatchNorm vectors
+    constant = {"_gamma": mx.init.One(), "_beta": mx.init.Zero(), "_moving_mean": mx.init.Zero(),
+                "_moving_var": mx.init.One()}
     for name, param in block.collect_params().items():
         if name.startswith("expand_") and name.endswith("_weight"):
             param.init = mx.init.Xavier(**_XAVIER_OUT)
+        elif name.startswith("expand_"):
+            param.init = next((init for suffix, init in constant.items() if name.endswith(suffix)), None)
     return block
