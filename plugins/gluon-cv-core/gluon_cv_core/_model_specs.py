@@ -27,6 +27,11 @@ _INPUTS = {
     "inception": ("imagenet", InputSpec(
         shape=(3, 299, 299), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD, resize=342,
         crop=299, num_classes=1000, labels="gluon_cv_core.labels:IMAGENET1K_LABELS")),
+    # ResNeSt-101/200/269 are trained and evaluated at larger crops (arXiv:2004.08955)
+    **{f"imagenet{crop}": ("imagenet", InputSpec(
+        shape=(3, crop, crop), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD,
+        resize=-(-crop * 8 // 7), crop=crop, num_classes=1000,
+        labels="gluon_cv_core.labels:IMAGENET1K_LABELS")) for crop in (256, 320, 416)},
     "cifar10": ("cifar10", InputSpec(
         shape=(3, 32, 32), layout="NCHW", mean=(0.4914, 0.4822, 0.4465), std=(0.2023, 0.1994, 0.2010),
         num_classes=10, labels="gluon_cv_core.labels:CIFAR10_LABELS")),
@@ -50,7 +55,9 @@ def _weights(row: dict[str, Any], tag: str, source: str) -> tuple[WeightVariant,
     sha1 = row.get("sha1")
     if sha1 is None:
         return ()
-    stem = f"{row['name']}-{sha1[:8]}"
+    # "file": the name GluonCV publishes the weights under when it is not the model's own
+    # (its hrnet_*_c models load hrnet_*_cls files)
+    stem = f"{row.get('file', row['name'])}-{sha1[:8]}"
     file = FileRef(hash=f"sha1:{sha1}", filename=f"gluon/models/{stem}.zip", extract=f"{stem}.params")
     note = _CIFAR_NOTE if tag == "cifar10" else ""
     return (WeightVariant(tag=tag, file=file, metrics=tuple(_metrics(row, source)), description=note),)
