@@ -59,6 +59,7 @@ _LAZY = {
     "publish": ("gluon_hub.publishing", "publish"),
     "export": ("gluon_hub._export", "export"),
     "optimize": ("gluon_hub._optimize", "optimize"),
+    "quantize": ("gluon_hub._quantize", "quantize"),
 }
 
 
@@ -113,6 +114,7 @@ __all__ = [
     "optimize",
     "plugins",
     "publish",
+    "quantize",
     "register_plugin",
     "reset_hub",
     "search",

@@ -15,7 +15,7 @@ PUBLIC = {
     "WeightVariant", "__version__", "dataset_info", "get_batchify", "get_loss", "hookimpl",
     "info", "list_batchify", "list_datasets", "list_losses", "list_models", "load",
     "load_dataset", "plugins", "register_plugin", "reset_hub", "search", "set_index",
-    "unregister_plugin", "cache", "fetch", "publish", "export", "optimize", "OptimizeWarning",
+    "unregister_plugin", "cache", "fetch", "publish", "export", "optimize", "quantize", "OptimizeWarning",
 }
 
 

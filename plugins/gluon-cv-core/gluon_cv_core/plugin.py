@@ -10,9 +10,10 @@ GLUON_HUB_API = ">=1,<2"
 @hookimpl
 def gluon_hub_models():
     from ._detection_specs import detection_specs
+    from ._int8_specs import int8_specs
     from ._model_specs import model_specs
 
-    return model_specs() + detection_specs()
+    return model_specs() + detection_specs() + int8_specs()
 
 
 @hookimpl

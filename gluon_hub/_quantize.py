@@ -1,0 +1,409 @@
+"""Int8 inference on a CPU: MXNet 1.9's oneDNN quantization, with clear errors around it.
+
+The float32 graph is partitioned by the ``MKLDNN_QUANTIZE`` backend (convolution +
+BatchNorm + ReLU (+ residual add) fused as for :func:`gluon_hub.optimize`), then each
+fused convolution and dense layer is given int8 weights and an int8 (uint8 after a ReLU)
+output whose range was measured on calibration data. Calibrated ranges are what make
+int8 fast: without them (``calib_mode="none"``) every layer measures its output at run
+time, which on an AVX2 machine is no faster than float32.
+
+``int8_model`` is the factory of the int8 registry entries (``resnet50_v1_int8`` ...):
+it wraps the float32 model and quantizes it once its weights are in place.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["quantize", "calibration_layers", "int8_operators", "int8_model", "Int8Model", "CALIB_MODES"]
+
+#: Calibration modes, as MXNet names them: layer output min/max over the data ('naive'),
+#: thresholds minimising the KL divergence of the int8 histogram ('entropy', slower to
+#: calibrate), or ranges measured at run time on every call ('none', no data needed but
+#: slow).
+CALIB_MODES = ("naive", "entropy", "none")
+#: Operators that oneDNN runs in int8 in a quantized graph.
+_INT8_PREFIXES = ("_contrib_quantize", "_contrib_quantized_", "_contrib_requantize")
+
+
+def quantize(
+    block: Any,
+    calib_data: Iterable[Any] | None = None,
+    calib_mode: str = "naive",
+    exclude_layers: Sequence[str] = (),
+    exclude_operators: Sequence[str] = (),
+    thresholds: Mapping[str, Sequence[float]] | None = None,
+) -> Any:
+    """An int8 copy of a float32 ``HybridBlock`` for CPU inference with oneDNN.
+
+    What changes: the result is a new ``SymbolBlock`` for inference only (no gradients,
+    BatchNorm folded into the weights); it runs on the CPU only; activations are rounded
+    to 8 bits within the calibrated ranges, so outputs differ from float32 by a few
+    percent of their scale (``bench/bench_fast_inference.py`` reports by how much); memory
+    is planned for the shape of the calibration batches, so run it at that shape. The
+    float32 ``block`` is left as it was, except that it is hybridized.
+
+    Parameters
+    ----------
+    block : a ``HybridBlock`` with initialised (or loaded) parameters on the CPU.
+    calib_data : an iterable of input batches (``NDArray`` or numpy arrays, batch axis
+        first, all of one shape; a tuple per batch for a block with several inputs),
+        representative of what the model will see. With ``calib_mode="none"`` only the
+        first batch is read, for the input shape.
+    calib_mode : ``"naive"`` (min/max of each layer's output over ``calib_data``),
+        ``"entropy"`` (KL-divergence thresholds; better with outliers, slower to
+        calibrate) or ``"none"`` (ranges measured at run time on every call).
+    exclude_layers : names of layers (symbol names, as ``block.export`` writes them) to
+        keep in float32, such as the last dense layer when logits must stay exact.
+    exclude_operators : operator types to keep in float32 (``"FullyConnected"`` ...).
+    thresholds : recorded output ranges ``{layer output name: (min, max)}`` (see
+        :func:`calibration_layers`) to use instead of measuring those layers, with
+        ``calib_mode`` ``"naive"`` (the rest are measured) or ``"none"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gluon_hub.compat import mx
+    >>> net = mx.gluon.nn.HybridSequential()
+    >>> net.add(mx.gluon.nn.Conv2D(8, 3, in_channels=3, activation="relu"), mx.gluon.nn.Dense(4))
+    >>> net.initialize()
+    >>> batches = [np.random.default_rng(i).random((2, 3, 8, 8), dtype=np.float32) for i in range(3)]
+    >>> int8 = quantize(net, calib_data=batches)
+    >>> int8_operators(int8)[:2]
+    ['_contrib_quantize_v2', '_sg_mkldnn_conv']
+    >>> int8(mx.nd.array(batches[0])).shape
+    (2, 4)
+    """
+    from .compat import mx
+
+    if calib_mode not in CALIB_MODES:
+        raise ValueError(f"calib_mode must be one of {', '.join(map(repr, CALIB_MODES))}, got {calib_mode!r}")
+    if calib_data is None:
+        need = ("it measures each layer's output range on them" if calib_mode != "none"
+                else "it reads the input shape from the first")
+        raise ValueError(
+            f"quantize(calib_mode={calib_mode!r}) needs calib_data, an iterable of input batches "
+            f"({need}); pass a few batches of real inputs, for example calib_data=[x1, x2]"
+        )
+    if thresholds is not None and calib_mode == "entropy":
+        raise ValueError("thresholds are recorded min/max ranges; use them with calib_mode='naive' or 'none'")
+    _check_block(mx, block)
+    batches = _batches(mx, calib_data, calib_mode)
+    shapes = [mx.io.DataDesc(name, x.shape) for name, x in zip(_input_names(len(batches[0])), batches[0])]
+    try:
+        block(*batches[0])
+    except Exception as exc:
+        raise ValueError(
+            f"the calibration batches (shape {', '.join(str(d.shape) for d in shapes)}) do not fit "
+            f"the block: {_last_line(exc)}"
+        ) from exc
+    preset = {str(k): (float(v[0]), float(v[1])) for k, v in (thresholds or {}).items()}
+    mode, collector = calib_mode, None
+    if preset or calib_mode == "naive":
+        mode, collector = "customize", _RangeCollector(preset, measure=calib_mode == "naive")
+    if calib_mode == "none" and not preset:
+        batches = batches[:1]
+    from mxnet.contrib.quantization import quantize_net_v2
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Cannot decide type")  # SymbolBlock's, harmless
+        int8 = quantize_net_v2(
+            block, quantized_dtype="auto", quantize_mode="smart",
+            exclude_layers=list(exclude_layers), exclude_operators=list(exclude_operators),
+            calib_data=None if mode == "none" else _BatchIter(mx, batches, shapes),
+            data_shapes=shapes, calib_mode=mode, ctx=mx.cpu(), LayerOutputCollector=collector,
+        )
+    if collector is not None and preset:
+        unknown = sorted(set(preset) - collector.seen)
+        if unknown:
+            raise ValueError(
+                f"thresholds name layers the graph does not have: {', '.join(unknown[:5])}"
+                f"{' ...' if len(unknown) > 5 else ''}; see calibration_layers(block, x) for its names"
+            )
+    int8.hybridize(static_alloc=True, static_shape=True)
+    return int8
+
+
+def calibration_layers(block: Any, example_input: Any) -> list[str]:
+    """The names of the layer outputs ``thresholds`` may set, in graph order.
+
+    These are outputs of the graph after oneDNN fusion (``sg_mkldnn_conv_bn_act_0_output``
+    ...), the names under which calibration records ranges.
+    """
+    from mxnet.contrib.quantization import _quantize_symbol
+
+    from .compat import mx
+
+    _check_block(mx, block)
+    inputs = example_input if isinstance(example_input, (tuple, list)) else (example_input,)
+    inputs = [mx.nd.array(x, dtype=x.dtype) if not isinstance(x, mx.nd.NDArray) else x for x in inputs]
+    symbol, args = _graph(mx, block, inputs)
+    _, layers = _quantize_symbol(symbol.get_backend_symbol("MKLDNN_QUANTIZE"), mx.cpu(),
+                                 offline_params=list(args), quantized_dtype="auto", quantize_mode="smart")
+    return list(layers)
+
+
+def int8_operators(block: Any) -> list[str]:
+    """The int8 operators of a quantized block's graph, sorted: the quantize step, the
+    quantized fused convolutions and dense layers (``_sg_mkldnn_*`` marked quantized),
+    requantize and quantized pooling, flatten ..."""
+    import json
+
+    graph = getattr(block, "_cached_graph", ())
+    if not graph:
+        return []
+    ops = set()
+    for node in json.loads(graph[1].tojson())["nodes"]:
+        if node["op"].startswith(_INT8_PREFIXES):
+            ops.add(node["op"])
+        elif node["op"].startswith("_sg_mkldnn_") and node.get("attrs", {}).get("quantized") == "true":
+            ops.add(node["op"])
+    return sorted(ops)
+
+
+class Int8Model:
+    """A float32 model that quantizes itself once its weights are in place.
+
+    ``gluon_hub.load`` builds a model, then initialises it or loads the published weights
+    into it; this class turns either step into "then quantize": ``load_parameters`` loads
+    the float32 weights and quantizes with the recorded ``thresholds`` (or calibrates on
+    ``calib_data`` when given), ``initialize`` (random weights, which recorded ranges do
+    not describe) calibrates on a seeded uniform batch. Calls go to the int8 block.
+    """
+
+    def __init__(self, fp32: Any, input_shape: Sequence[int], calib_data: Iterable[Any] | None = None,
+                 calib_mode: str | None = None, exclude_layers: Sequence[str] = (),
+                 exclude_operators: Sequence[str] = (),
+                 thresholds: Mapping[str, Sequence[float]] | None = None) -> None:
+        if calib_mode is not None and calib_mode not in CALIB_MODES:
+            raise ValueError(f"calib_mode must be one of {', '.join(map(repr, CALIB_MODES))}, got {calib_mode!r}")
+        if calib_mode in ("naive", "entropy") and calib_data is None:
+            raise ValueError(f"calib_mode={calib_mode!r} needs calib_data, an iterable of input batches "
+                             "of this model's input shape")
+        self.fp32 = fp32
+        self.int8: Any = None
+        self.input_shape = tuple(input_shape)
+        self._calib_data = None if calib_data is None else list(calib_data)
+        self._calib_mode = calib_mode
+        self._exclude = (tuple(exclude_layers), tuple(exclude_operators))
+        self._thresholds = dict(thresholds or {})
+
+    def initialize(self, init: Any = None, ctx: Any = None, verbose: bool = False,
+                   force_reinit: bool = False) -> None:
+        """Random float32 weights, then int8 calibrated on a seeded uniform batch (or ``calib_data``)."""
+        from .compat import mx
+
+        # force_reinit: the factory's float32 model was initialised once already
+        self.fp32.initialize(init or mx.init.Uniform(), ctx=ctx, verbose=verbose, force_reinit=True)
+        self._quantize(recorded=False)
+
+    def load_parameters(self, filename: str, ctx: Any = None, **kwargs: Any) -> None:
+        """The float32 weights from ``filename``, then int8 with the recorded ranges (or ``calib_data``)."""
+        self.fp32.load_parameters(filename, ctx=ctx, **kwargs)
+        self._quantize(recorded=True)
+
+    def __call__(self, *args: Any) -> Any:
+        if self.int8 is None:
+            raise RuntimeError("this int8 model has no weights yet: call load_parameters or initialize first")
+        return self.int8(*args)
+
+    def export(self, path: str, epoch: int = 0) -> None:
+        """Write the int8 graph and parameters (``path-symbol.json``, ``path-0000.params``)."""
+        self(_uniform(self.input_shape))  # the graph of a SymbolBlock is recorded at its first call
+        self.int8.export(path, epoch)
+
+    def collect_params(self, select: str | None = None) -> Any:
+        return (self.int8 or self.fp32).collect_params(select)
+
+    def hybridize(self, active: bool = True, **kwargs: Any) -> None:
+        """Already compiled: the int8 graph always runs as one cached graph."""
+
+    def __getattr__(self, name: str) -> Any:
+        # the float32 model's attributes (``classes`` of a detector ...), and the helpers
+        # that ``gluon_hub.load`` uses to explain a weight file that does not fit
+        if name.startswith("__") or "fp32" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["fp32"], name)
+
+    def _quantize(self, recorded: bool) -> None:
+        if self._calib_data is not None:
+            data, mode, thresholds = self._calib_data, self._calib_mode or "naive", None
+        elif recorded and self._thresholds:
+            data, mode, thresholds = [_uniform(self.input_shape)], "none", self._thresholds
+        else:  # random weights: only a measurement describes them
+            data, mode, thresholds = [_uniform(self.input_shape)], self._calib_mode or "naive", None
+        contexts = {p.list_ctx()[0] for p in self.fp32.collect_params().values()}
+        if any(c.device_type != "cpu" for c in contexts):
+            raise ValueError(f"int8 models run on the CPU only (oneDNN), but the weights are on "
+                             f"{', '.join(sorted(map(str, contexts)))}; load it with ctx=mx.cpu()")
+        self.int8 = quantize(self.fp32, calib_data=data, calib_mode=mode,
+                             exclude_layers=self._exclude[0], exclude_operators=self._exclude[1],
+                             thresholds=thresholds)
+
+
+def int8_model(fp32: str, input_shape: Sequence[int], calib_data: Iterable[Any] | None = None,
+               calib_mode: str | None = None, exclude_layers: Sequence[str] = (),
+               exclude_operators: Sequence[str] = (),
+               thresholds: Mapping[str, Sequence[float]] | str | None = None, **kwargs: Any) -> Int8Model:
+    """Factory of int8 registry entries: the float32 model ``fp32`` (a registered name,
+    built with ``kwargs``), quantized once its weights are loaded or initialised.
+
+    ``thresholds`` are the recorded ranges used with the published weights: a mapping, or
+    a ``"module:function"`` string, imported only now and called with ``fp32``, that
+    returns one (so that the spec stays small). Pass ``calib_data`` (batches of
+    ``(batch, *input_shape)``) to calibrate on your own data instead, for example after
+    fine-tuning.
+    """
+    from ._api import load
+
+    if isinstance(thresholds, str):
+        from ._factory import import_object
+
+        thresholds = import_object(thresholds, f"the thresholds of the int8 model of {fp32!r}")(fp32)
+    net = load(fp32, **kwargs)
+    return Int8Model(net, (1, *input_shape), calib_data=calib_data, calib_mode=calib_mode,
+                     exclude_layers=exclude_layers, exclude_operators=exclude_operators,
+                     thresholds=thresholds)
+
+
+class _RangeCollector:
+    """MXNet's calibration callback: min/max of each layer output, recorded ranges kept."""
+
+    def __init__(self, preset: Mapping[str, tuple[float, float]], measure: bool) -> None:
+        self.min_max_dict: dict[str, tuple[float, float]] = dict(preset)
+        self.preset = set(preset)
+        self.measure = measure
+        self.seen: set[str] = set()
+
+    def collect(self, name: Any, arr: Any) -> None:
+        import ctypes
+
+        from mxnet.base import NDArrayHandle, py_str
+
+        from .compat import mx
+
+        name = py_str(name)
+        self.seen.add(name)
+        if not self.measure or name in self.preset or not (name.endswith("_output") or name.startswith("data")):
+            return
+        array = mx.nd.NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)
+        low, high = float(array.min().asscalar()), float(array.max().asscalar())
+        if name in self.min_max_dict:
+            old = self.min_max_dict[name]
+            low, high = min(old[0], low), max(old[1], high)
+        self.min_max_dict[name] = (low, high)
+
+
+def _batch_iter_class(mx: Any) -> type:
+    class BatchIter(mx.io.DataIter):
+        """The calibration batches as the ``DataIter`` MXNet's calibration reads."""
+
+        def __init__(self, batches: list[tuple[Any, ...]], shapes: list[Any]) -> None:
+            super().__init__(shapes[0].shape[0])
+            self._batches, self.provide_data, self.provide_label = batches, shapes, None
+            self._next = 0
+
+        def reset(self) -> None:
+            self._next = 0
+
+        def next(self) -> Any:
+            if self._next >= len(self._batches):
+                raise StopIteration
+            self._next += 1
+            return mx.io.DataBatch(data=list(self._batches[self._next - 1]))
+
+    return BatchIter
+
+
+def _BatchIter(mx: Any, batches: list[tuple[Any, ...]], shapes: list[Any]) -> Any:  # noqa: N802
+    return _batch_iter_class(mx)(batches, shapes)
+
+
+def _check_block(mx: Any, block: Any) -> None:
+    if not isinstance(block, mx.gluon.HybridBlock):
+        raise TypeError(f"quantize needs a HybridBlock (a graph to rewrite), got {type(block).__name__}")
+    if not mx.runtime.Features().is_enabled("MKLDNN"):
+        raise RuntimeError("this MXNet build has no oneDNN (MKLDNN), which int8 inference needs; "
+                           "the CPU build from pip (mxnet==1.9.1) has it")
+    params = list(block.collect_params().values())
+    missing = [p.name for p in params if p._data is None and p._deferred_init == ()]
+    if missing:
+        raise ValueError(f"the block's parameters are not initialised ({missing[0]} ...): "
+                         "call initialize() or load_parameters() first")
+    contexts = {str(c) for p in params if p._data is not None for c in p.list_ctx() if c.device_type != "cpu"}
+    if contexts:
+        raise ValueError(f"int8 inference runs on the CPU only (oneDNN), but the parameters are on "
+                         f"{', '.join(sorted(contexts))}; move them with block.collect_params().reset_ctx(mx.cpu())")
+
+
+def _batches(mx: Any, calib_data: Iterable[Any], calib_mode: str) -> list[tuple[Any, ...]]:
+    """The calibration batches as tuples of CPU NDArrays, checked: non-empty, one shape."""
+    import numpy as np
+
+    if isinstance(calib_data, (mx.nd.NDArray, np.ndarray)):
+        raise TypeError("calib_data must be an iterable of batches (a list of arrays), not one array; "
+                        "wrap it: calib_data=[x]")
+    try:
+        iterator = iter(calib_data)
+    except TypeError:
+        raise TypeError(f"calib_data must be an iterable of input batches, got {type(calib_data).__name__}") from None
+    batches: list[tuple[Any, ...]] = []
+    for index, batch in enumerate(iterator):
+        items = tuple(batch) if isinstance(batch, (tuple, list)) else (batch,)
+        converted = []
+        for item in items:
+            if isinstance(item, np.ndarray):
+                item = mx.nd.array(item, dtype=item.dtype)
+            if not isinstance(item, mx.nd.NDArray):
+                raise TypeError(f"calibration batch {index} holds a {type(item).__name__}; "
+                                "batches must be NDArray or numpy arrays (or tuples of them)")
+            if item.context.device_type != "cpu":
+                raise ValueError(f"calibration batch {index} is on {item.context}; int8 inference and its "
+                                 "calibration run on the CPU only (oneDNN): pass CPU arrays")
+            if item.ndim < 2:
+                raise ValueError(f"calibration batch {index} has shape {item.shape}; a batch needs a "
+                                 "batch axis first, then the input's own axes")
+            converted.append(item)
+        shapes = [x.shape for x in converted]
+        if batches and shapes != [x.shape for x in batches[0]]:
+            raise ValueError(f"calibration batch {index} has shape {', '.join(map(str, shapes))}, batch 0 "
+                             f"{', '.join(str(x.shape) for x in batches[0])}; all batches must have one "
+                             "shape, the one the int8 model will run at")
+        batches.append(tuple(converted))
+        if calib_mode == "none":
+            break
+    if not batches:
+        raise ValueError("calib_data is empty; pass at least one batch of inputs")
+    return batches
+
+
+def _graph(mx: Any, block: Any, inputs: Sequence[Any]) -> tuple[Any, dict[str, Any]]:
+    """The block's float32 symbol and arguments, as ``export`` writes them."""
+    block.hybridize()
+    block(*inputs)
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "graph")
+        block.export(prefix)
+        symbol, args, _ = mx.model.load_checkpoint(prefix, 0)
+    return symbol, args
+
+
+def _input_names(count: int) -> list[str]:
+    """The names ``HybridBlock.export`` gives a graph's inputs."""
+    return ["data"] if count == 1 else [f"data{i}" for i in range(count)]
+
+
+def _uniform(shape: Sequence[int]) -> Any:
+    import numpy as np
+
+    from .compat import mx
+
+    return mx.nd.array(np.random.default_rng(0).random(tuple(shape), dtype=np.float32))
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[-1] if lines else ''}"
