@@ -27,11 +27,12 @@ _INPUTS = {
     "inception": ("imagenet", InputSpec(
         shape=(3, 299, 299), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD, resize=342,
         crop=299, num_classes=1000, labels="gluon_cv_core.labels:IMAGENET1K_LABELS")),
-    # ResNeSt-101/200/269 are trained and evaluated at larger crops (arXiv:2004.08955)
+    # ResNeSt-101/200/269 are trained and evaluated at larger crops (arXiv:2004.08955), as is
+    # NASNet-A Large at 331 (arXiv:1707.07012)
     **{f"imagenet{crop}": ("imagenet", InputSpec(
         shape=(3, crop, crop), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD,
         resize=-(-crop * 8 // 7), crop=crop, num_classes=1000,
-        labels="gluon_cv_core.labels:IMAGENET1K_LABELS")) for crop in (256, 320, 416)},
+        labels="gluon_cv_core.labels:IMAGENET1K_LABELS")) for crop in (256, 320, 331, 416)},
     "cifar10": ("cifar10", InputSpec(
         shape=(3, 32, 32), layout="NCHW", mean=(0.4914, 0.4822, 0.4465), std=(0.2023, 0.1994, 0.2010),
         num_classes=10, labels="gluon_cv_core.labels:CIFAR10_LABELS")),

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ._common import BatchNorm, HybridBlock, add_deep_stem, check_choice, make_norm, nn, projection
 
-__all__ = ["BasicBlockV1b", "BottleneckV1b", "ResNetV1b", "resnet_v1b", "VARIANTS"]
+__all__ = ["BasicBlockV1b", "BottleneckV1b", "ResNetV1b", "resnet_v1b", "resnet_v1b_gn", "VARIANTS"]
 
 #: variant -> (deep_stem, avg_down, stem_width)
 VARIANTS = {
@@ -111,7 +111,9 @@ class ResNetV1b(HybridBlock):
         out_channels = planes * block.expansion
         downsample = None
         if strides != 1 or in_channels != out_channels:
-            downsample = projection(out_channels, strides, avg_down, norm_layer, norm_kwargs)
+            # the norm's width is given, as for the blocks' norms: GroupNorm cannot infer it
+            downsample = projection(out_channels, strides, avg_down, norm_layer,
+                                    {"in_channels": out_channels, **(norm_kwargs or {})})
         stage = nn.HybridSequential(prefix=f"layers{stage_index}_")
         with stage.name_scope():
             stage.add(block(planes, strides, downsample, norm_layer, norm_kwargs, last_gamma))
@@ -157,3 +159,20 @@ def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_d
     return ResNetV1b(block, _LAYERS[num_layers], classes, deep_stem, stem_width, avg_down, final_drop,
                      last_gamma, use_global_stats, norm_layer, norm_kwargs,
                      prefix=f"resnetv1{variant}_")
+
+
+def resnet_v1b_gn(num_layers: int, classes: int = 1000, num_groups: int = 32, final_drop: float = 0.0,
+                  last_gamma: bool = False) -> ResNetV1b:
+    """ResNet V1b with group normalization ("Group Normalization", arXiv:1803.08494) in place of
+    batch norm: no batch statistics, so small or uneven batches train the same.
+
+    Examples
+    --------
+    >>> net = resnet_v1b_gn(50, classes=10)
+    >>> net.bn1
+    GroupNorm(num_groups=32, in_channels=64)
+    """
+    from .norm import GroupNorm
+
+    return resnet_v1b(num_layers, "b", classes, final_drop, last_gamma, norm_layer=GroupNorm,
+                      norm_kwargs={"num_groups": num_groups})

@@ -61,8 +61,8 @@ def _recipe_of_ours(net) -> dict:
 
 def test_every_gluoncv_faster_rcnn_with_a_plugin_backbone_is_registered() -> None:
     reference = {n for n in gluoncv.model_zoo.get_model_list()
-                 if n.startswith("faster_rcnn_") and not n.endswith("_int8") and "resnest" not in n}
-    assert set(MODELS) == reference and len(MODELS) == 10
+                 if n.startswith("faster_rcnn_") and not n.endswith("_int8")}
+    assert set(MODELS) == reference and len(MODELS) == 13
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -89,6 +89,7 @@ FAMILIES = {
     "faster_rcnn_resnet101_v1d_coco": [(96, 128), (97, 131)],
     "faster_rcnn_fpn_resnet50_v1b_coco": [(96, 128), (97, 131)],
     "faster_rcnn_fpn_syncbn_resnet50_v1b_coco": [(96, 128), (97, 131)],
+    "faster_rcnn_fpn_syncbn_resnest50_coco": [(96, 128), (97, 131)],  # split attention, avd pools
 }
 
 

@@ -34,7 +34,14 @@ _C4 = ["conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3"]
 _TAPS = {
     "resnet50_v1b": ["layers1_relu8_fwd", "layers2_relu11_fwd", "layers3_relu17_fwd", "layers4_relu8_fwd"],
     "resnet101_v1d": ["layers1_relu8_fwd", "layers2_relu11_fwd", "layers3_relu68_fwd", "layers4_relu8_fwd"],
+    # a ResNeSt block has four ReLUs (two in its split-attention convolution)
+    "resnest50": ["layers1_relu11_fwd", "layers2_relu15_fwd", "layers3_relu23_fwd", "layers4_relu11_fwd"],
+    "resnest101": ["layers1_relu11_fwd", "layers2_relu15_fwd", "layers3_relu91_fwd", "layers4_relu11_fwd"],
+    "resnest269": ["layers1_relu11_fwd", "layers2_relu119_fwd", "layers3_relu191_fwd", "layers4_relu31_fwd"],
 }
+#: backbone arguments beyond the normalization: GluonCV switches the ResNeSts' DropBlock off
+_BASE_KWARGS = {"resnest50": {"dropblock_prob": 0.0}, "resnest101": {"dropblock_prob": 0.0},
+                "resnest269": {"dropblock_prob": 0.0}}
 _VOC = dict(short=600, max_size=1000, nms_thresh=0.3, nms_topk=400, post_nms=100, clip=None,
             scales=(2, 4, 8, 16, 32), rpn_test_post_nms=300, rpn_min_size=16, max_num_gt=100)
 _COCO = dict(short=800, max_size=1333, nms_thresh=0.5, nms_topk=-1, post_nms=-1, clip=4.14,
@@ -64,6 +71,12 @@ CONFIGS: dict[str, dict[str, Any]] = {
                                                                                     rpn_channel=256)),
     "fpn_syncbn_resnet101_v1d_coco": _config("resnet101_v1d", "fpn_syncbn", 4, **dict(_FPN, short=(640, 800),
                                                                                       rpn_channel=256)),
+    "fpn_syncbn_resnest50_coco": _config("resnest50", "fpn_syncbn", 4, **dict(_FPN, short=(640, 800),
+                                                                              rpn_channel=256)),
+    "fpn_syncbn_resnest101_coco": _config("resnest101", "fpn_syncbn", 4, **dict(_FPN, short=(640, 800),
+                                                                                rpn_channel=256)),
+    "fpn_syncbn_resnest269_coco": _config("resnest269", "fpn_syncbn", 4, **dict(_FPN, short=(640, 864),
+                                                                                max_size=1440, rpn_channel=256)),
 }
 
 _C4_TRAIN = r".*dense|.*rpn|.*down(2|3|4)_conv|.*layers(2|3|4)_conv"
@@ -396,7 +409,8 @@ def faster_rcnn(config: str, classes: Sequence[str] | str = "voc", pretrained_ba
     sync = spec["head"] == "fpn_syncbn"
     norm_kwargs = {"num_devices": num_devices} if sync and num_devices >= 1 else {}
     if sync:
-        net = backbone(spec["base"], pretrained_base, norm_layer=SyncBatchNorm, norm_kwargs=norm_kwargs)
+        net = backbone(spec["base"], pretrained_base, norm_layer=SyncBatchNorm, norm_kwargs=norm_kwargs,
+                       **_BASE_KWARGS.get(spec["base"], {}))
     else:  # small detection batches: the backbone keeps its ImageNet statistics
         net = backbone(spec["base"], pretrained_base, use_global_stats=True)
     if spec["head"] == "c4":

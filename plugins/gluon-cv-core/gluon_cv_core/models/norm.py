@@ -1,0 +1,47 @@
+"""Group normalization with GluonCV 0.10's parameter layout (``resnet*_v1b_gn``).
+
+MXNet 1.9's ``nn.GroupNorm`` keeps one scale and one shift per group; GluonCV's layer (and the
+paper, arXiv:1803.08494) keeps one per channel, so its files need this layer. GluonCV's version
+reads shapes at run time and cannot be hybridized; this one can.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import HybridBlock
+
+__all__ = ["GroupNorm"]
+
+
+class GroupNorm(HybridBlock):
+    """Normalize each sample over groups of ``in_channels / num_groups`` channels (and all
+    positions), then scale and shift each channel.
+
+    ``in_channels`` is required: a per-channel scale after a reshape cannot take its size from
+    shape inference, so a deferred width would stop hybridized models from building.
+    """
+
+    def __init__(self, num_groups: int = 32, in_channels: int = 0, epsilon: float = 1e-5,
+                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if in_channels <= 0 or in_channels % num_groups:
+            raise ValueError(f"GroupNorm needs in_channels, a positive multiple of num_groups={num_groups}; "
+                             f"got in_channels={in_channels}")
+        self._num_groups = num_groups
+        self._epsilon = epsilon
+        self.gamma = self.params.get("gamma", shape=(in_channels,), init=gamma_initializer)
+        self.beta = self.params.get("beta", shape=(in_channels,), init=beta_initializer)
+
+    def hybrid_forward(self, F, x, gamma, beta):
+        # MXNet's operator normalizes per group; its per-group affine is left as the identity
+        # (made from gamma so that they follow its context and dtype)
+        per_group = F.slice_axis(gamma, axis=0, begin=0, end=self._num_groups)
+        y = F.GroupNorm(x, F.ones_like(per_group), F.zeros_like(per_group), num_groups=self._num_groups,
+                        eps=self._epsilon)
+        flat = F.reshape(y, (0, 0, -1))
+        out = F.broadcast_add(F.broadcast_mul(flat, F.reshape(gamma, (1, -1, 1))), F.reshape(beta, (1, -1, 1)))
+        return F.reshape_like(out, x)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(num_groups={self._num_groups}, in_channels={self.gamma.shape[0]})"
