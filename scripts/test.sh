@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GLUON_HUB_VENV=.venv SETUP_PROFILE=full bash scripts/setup.sh
+bash scripts/system-deps.sh  # g++, a JDK, JNA and Clojure for the deploy tests
 
 # A first-party plugin that fails to load is an error here, not a status line.
 export GLUON_HUB_STRICT_PLUGINS=1

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The system tools that the deploy tests (tests/deploy) build projects with: a C++ compiler,
+# OpenJDK 17, JNA and Clojure. Installs what is missing from Debian's packages when apt-get
+# is there and this runs as root (or sudo works without a password); otherwise says what to
+# install and fails.
+set -euo pipefail
+
+missing=()
+command -v g++ >/dev/null || missing+=(g++)
+command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
+[ -f "${JNA_JAR:-/usr/share/java/jna.jar}" ] || missing+=(libjna-java)
+command -v clojure >/dev/null || missing+=(clojure)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+    as_root=(sudo -n)
+fi
+if ! command -v apt-get >/dev/null || ! "${as_root[@]}" true 2>/dev/null; then
+    echo "system-deps: the deploy tests need ${missing[*]} (Debian's names); install them, or set" \
+         "JNA_JAR to a jna.jar, then run again" >&2
+    exit 1
+fi
+echo "system-deps: installing ${missing[*]}"
+"${as_root[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
