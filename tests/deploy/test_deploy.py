@@ -249,3 +249,113 @@ def test_deploy_refuses_bad_requests(tmp_path):
                              "-o", str(tmp_path / "y"), "--shape", "1,x"], capture_output=True, text=True)
     assert result.returncode == 1
     assert "gluon-hub: error: --shape '1,x' is not comma-separated integers" in result.stderr
+
+
+def _assert_outputs_equal(payload: dict, expected: list[np.ndarray]) -> None:
+    """Every output the program printed equals Python's, in order, to 1e-5 of its scale."""
+    assert len(payload["outputs"]) == len(expected)
+    for i, (got, want) in enumerate(zip(payload["outputs"], expected)):
+        got = np.asarray(got, dtype=np.float32)
+        assert got.shape == want.shape, f"output {i}"
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * max(np.abs(want).max(), 1.0),
+                                   err_msg=f"output {i}")
+
+
+def _build_project(out: Path) -> Path:
+    build = subprocess.run([str(out / "build.sh")], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    return out
+
+
+DETECTOR = "ssd_300_mobilenet0.25_voc"  # the cheapest registered detector that exports
+DETECTOR_SHAPE = (1, 3, 128, 128)  # SSD's anchors follow the feature maps: any size runs
+
+
+@pytest.fixture(scope="session")
+def detector(tmp_path_factory) -> tuple[object, Path, np.ndarray, Path]:
+    """The SSD with random weights, its .params file, and one raw input as array and .f32."""
+    folder = tmp_path_factory.mktemp("detector")
+    net = gluon_hub.load(DETECTOR)
+    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net.hybridize()  # Python runs the graph that is exported
+    x = np.random.default_rng(4).standard_normal(DETECTOR_SHAPE).astype("<f4")
+    net(mx.nd.array(x))
+    net.save_parameters(str(folder / "ssd.params"))
+    x.tofile(folder / "x.f32")
+    return net, folder / "ssd.params", x, folder / "x.f32"
+
+
+@pytest.mark.parametrize("lang", ["cpp", "java"])
+def test_detector_outputs_equal_pythons(detector, lang, tmp_path):
+    net, params, x, path = detector
+    out = tmp_path / "ssd"
+    shape = ",".join(map(str, DETECTOR_SHAPE))
+    if lang == "cpp":  # through the CLI, with --shape for a size the spec does not give
+        result = subprocess.run([sys.executable, "-m", "gluon_hub", "deploy", DETECTOR, "--lang", lang, "-o",
+                                 str(out), "--params", str(params), "--shape", shape], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    else:
+        deploy(DETECTOR, out, lang, params=params, input_shape=DETECTOR_SHAPE)
+    manifest = (out / "model.txt").read_text().splitlines()
+    assert "input data 1 3 128 128" in manifest and "outputs 3" in manifest
+    assert not any(line.startswith(("image ", "labels ")) for line in manifest)
+    result = _run(_build_project(out), path)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert "top5" not in payload
+    ids, scores, boxes = (o.asnumpy() for o in net(mx.nd.array(x)))
+    assert ids.shape == (1, 100, 1) and boxes.shape == (1, 100, 4)
+    assert (ids >= 0).sum() >= 10 and len(np.unique(ids[ids >= 0])) >= 3  # real detections to compare
+    _assert_outputs_equal(payload, [ids, scores, boxes])
+    np.testing.assert_array_equal(np.asarray(payload["outputs"][0]), ids)  # class ids exactly
+
+
+BERT_ARCH = dict(vocab_size=50, num_layers=2, units=16, hidden_size=32, num_heads=2, max_length=16)
+BERT_SHAPES = [(2, 8), (2, 8), (2,), (2, 3)]  # token ids, segment ids, valid length, masked positions
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> tuple[object, Path, list[np.ndarray], list[Path]]:
+    """A 2-layer BERT (32 kB of random weights) with its four heads, and its four inputs as float32."""
+    folder = tmp_path_factory.mktemp("bert")
+    net = gluon_hub.load("bert_12_768_12", **BERT_ARCH)
+    net.initialize(mx.init.Normal(0.5), force_reinit=True)
+    net.hybridize()
+    rng = np.random.default_rng(5)
+    tokens = rng.integers(0, BERT_ARCH["vocab_size"], BERT_SHAPES[0]).astype("<f4")
+    segments = np.repeat((np.arange(8) >= 5)[None], 2, axis=0).astype("<f4")
+    valid = np.array([8, 5], "<f4")  # the second sequence is padded: the mask must reach the program
+    masked = rng.integers(0, 5, BERT_SHAPES[3]).astype("<f4")
+    inputs = [tokens, segments, valid, masked]
+    net(*map(mx.nd.array, inputs))
+    net.save_parameters(str(folder / "bert.params"))
+    paths = []
+    for name, array in zip(("tokens", "segments", "valid", "masked"), inputs):
+        array.tofile(folder / f"{name}.f32")
+        paths.append(folder / f"{name}.f32")
+    return net, folder / "bert.params", inputs, paths
+
+
+@pytest.mark.parametrize("lang", ["cpp", "java"])
+def test_bert_several_inputs_equal_pythons(tiny_bert, lang, tmp_path):
+    net, params, inputs, paths = tiny_bert
+    out = deploy("bert_12_768_12", tmp_path / "bert", lang, params=params, input_shape=BERT_SHAPES, **BERT_ARCH)
+    manifest = (out / "model.txt").read_text().splitlines()
+    assert ["input data0 2 8", "input data1 2 8", "input data2 2", "input data3 2 3"] == [
+        line for line in manifest if line.startswith("input ")]
+    assert "outputs 4" in manifest and not (out / "labels.txt").exists()
+    expected = [o.asnumpy() for o in net(*map(mx.nd.array, inputs))]
+    # Each input changes the outputs, so a program that dropped or swapped one could not pass:
+    # (input, another value for it, the output it moves; masked positions move the masked-LM scores).
+    tokens, segments, _, masked = inputs
+    for i, other, watched in [(0, tokens[:, ::-1], 0), (1, 1 - segments, 0),
+                              (2, np.array([8, 8], "<f4"), 0), (3, masked[:, ::-1], 3)]:
+        moved = net(*map(mx.nd.array, [*inputs[:i], np.ascontiguousarray(other), *inputs[i + 1:]]))
+        assert not np.allclose(moved[watched].asnumpy(), expected[watched], atol=1e-3), f"input {i}"
+    result = _run(_build_project(out), *paths)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert "top5" not in payload
+    _assert_outputs_equal(payload, expected)
+    refused = _run(out, *paths[:3])
+    assert refused.returncode == 1 and "takes 4 input(s), one file each; got 3" in refused.stderr
