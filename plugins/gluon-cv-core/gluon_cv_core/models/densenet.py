@@ -1,8 +1,10 @@
 """DenseNet 121/161/169/201 ("Densely Connected Convolutional Networks", arXiv:1608.06993),
 with GluonCV 0.10's parameter layout.
 
-GluonCV ends with a 7x7 average pool, which only fits 224-pixel inputs; a global average
-pool gives the same result there and works at any size.
+The features end with GluonCV's fixed 7x7 average pool, not a global one: the two agree
+only where the last feature map is exactly 7x7 (inputs of about 221 to 252 pixels); on a
+larger map GluonCV averages the top-left 7x7 window, and so do we, so that the published
+weights give the same answers at every input size.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class DenseNet(HybridBlock):
                     self.features.add(transition)
             self.features.add(make_norm(norm_layer, norm_kwargs))
             self.features.add(nn.Activation("relu"))
-            self.features.add(nn.GlobalAvgPool2D())
+            self.features.add(nn.AvgPool2D(pool_size=7))
             self.features.add(nn.Flatten())
             self.output = nn.Dense(classes)
 

@@ -1,8 +1,10 @@
 """Inception V3 ("Rethinking the Inception Architecture", arXiv:1512.00567), with GluonCV
 0.10's parameter layout (no auxiliary classifier).
 
-GluonCV ends with an 8x8 average pool, which only fits 299-pixel inputs; a global average
-pool gives the same result there and works at any size.
+The features end with GluonCV's fixed 8x8 average pool, not a global one: the two agree only
+where the last feature map is exactly 8x8 (inputs of about 299 to 330 pixels); on a larger
+map GluonCV averages the top-left 8x8 window, and so do we, so that the published weights
+give the same answers at every input size.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ class Inception3(HybridBlock):
             self.features.add(_block_b("B_", o))
             self.features.add(*(_block_c(c7, f"C{i}_", o) for i, c7 in enumerate((128, 160, 160, 192), 1)))
             self.features.add(_block_d("D_", o), _block_e("E1_", o), _block_e("E2_", o))
-            self.features.add(nn.GlobalAvgPool2D(), nn.Dropout(0.5))
+            self.features.add(nn.AvgPool2D(pool_size=8), nn.Dropout(0.5))
             self.output = nn.Dense(classes)
 
     def hybrid_forward(self, F, x):

@@ -1,7 +1,10 @@
 """SqueezeNet 1.0 and 1.1 ("SqueezeNet", arXiv:1602.07360), with GluonCV 0.10's parameter layout.
 
-GluonCV ends with a 13x13 average pool, which only fits 224-pixel inputs; a global average
-pool gives the same result there and works at any size.
+The classifier ends with GluonCV's fixed 13x13 average pool (stride 13), not a global one:
+the two agree only where the last feature map is exactly 13x13 (inputs of 213 to 228 pixels
+for 1.0, 209 to 224 for 1.1); elsewhere GluonCV averages the 13x13 windows at stride 13
+from the top-left corner, and so do we, so that the published weights give the same answers
+at every input size.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def _pool():
 
 
 class SqueezeNet(HybridBlock):
-    """Conv stem, fire modules and max-pools, dropout, 1x1-conv classifier, global pool."""
+    """Conv stem, fire modules and max-pools, dropout, 1x1-conv classifier, 13x13 average pool."""
 
     def __init__(self, version: str = "1.0", classes: int = 1000) -> None:
         super().__init__()
@@ -55,7 +58,7 @@ class SqueezeNet(HybridBlock):
             self.features.add(nn.Dropout(0.5))
             self.output = nn.HybridSequential(prefix="")
             self.output.add(nn.Conv2D(classes, kernel_size=1), nn.Activation("relu"),
-                            nn.GlobalAvgPool2D(), nn.Flatten())
+                            nn.AvgPool2D(13), nn.Flatten())
 
     def hybrid_forward(self, F, x):
         return self.output(self.features(x))
