@@ -12,8 +12,10 @@ from PIL import Image
 
 import gluon_hub
 from gluon_hub.cli import main as hub_main
+from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+from detection_testlib import build_ours, randomize
 
 from gluon_cv_core.data.images import read_image
 from gluon_cv_core.detection_predict import class_colour, detect, to_input
@@ -30,19 +32,26 @@ def _gradient(path, width: int, height: int) -> np.ndarray:
     return pixels
 
 
-def test_cli_prints_boxes_as_json_and_draws_them(tmp_path) -> None:
-    image, out = tmp_path / "street.png", tmp_path / "boxes.png"
+def test_cli_prints_boxes_as_json_and_draws_them(tmp_path, capsys) -> None:
+    image, out, params = tmp_path / "street.png", tmp_path / "boxes.png", tmp_path / "random.params"
     pixels = _gradient(image, 200, 150)
-    done = subprocess.run([sys.executable, "-m", "gluon_hub", "predict", MODEL, str(image), "--random-weights",
+    assert hub_main(["predict", MODEL, str(image), "--random-weights", "--threshold", "0.99"]) == 0
+    assert "RANDOM" in capsys.readouterr().err
+    # seeded random parameters with spread, so that boxes of many sizes and classes come out
+    net = build_ours(MODEL)
+    net.initialize()
+    net(mx.nd.zeros((1, 3, 128, 128)))
+    randomize(net, seed=0)
+    net.save_parameters(str(params))
+    done = subprocess.run([sys.executable, "-m", "gluon_hub", "predict", MODEL, str(image), "--params", str(params),
                            "--threshold", "0", "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "RANDOM" in done.stderr
     (line,) = done.stdout.splitlines()
     result = json.loads(line)
     assert set(result) == {"image", "width", "height", "detections"}
     assert (result["image"], result["width"], result["height"]) == (str(image), 200, 150)
     found = result["detections"]
-    assert found, "random weights with --threshold 0 still give boxes"
+    assert found, "with --threshold 0 every kept box is printed"
     scores = [d["score"] for d in found]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
     for det in found:
