@@ -8,7 +8,8 @@
 #
 # Profiles: "full" (default) installs everything the whole test suite and the main job
 # need; installing gluonnlp, a test reference, compiles Cython, so it needs a C compiler.
-# "vision" installs what the core's and the vision plugin's tests need (no C compiler).
+# "vision" installs what the core's and the vision plugin's tests need (no C compiler;
+# scikit-learn for the digits the quantization tests train on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +27,7 @@ case "$PROFILE" in
     full) packages=(-e ".[mxnet,test,demo]" -e "plugins/gluon-cv-core[test]"
                     -e "plugins/gluon-nlp-core[test]" -e "plugins/gluon-contrib[test]") ;;
     vision) packages=(-e ".[mxnet]" -e "plugins/gluon-cv-core[test]" -e plugins/gluon-nlp-core
-                      -e plugins/gluon-contrib pytest hypothesis build wheel) ;;
+                      -e plugins/gluon-contrib pytest hypothesis build wheel scikit-learn) ;;
     *) echo "setup: SETUP_PROFILE must be full or vision, not '$PROFILE'" >&2; exit 1 ;;
 esac
 
