@@ -180,3 +180,15 @@ def test_blocks_that_cannot_be_quantized_are_refused():
     never_initialised.add(mx.gluon.nn.Dense(3, in_units=4))
     with pytest.raises(ValueError, match="parameters are not initialised .*call initialize"):
         gluon_hub.quantize(never_initialised, calib_data=[np.ones((1, 4), np.float32)])
+
+
+def test_an_int8_graph_that_mxnet_cannot_run_is_refused_with_the_fix():
+    # MobileNetV3's squeeze-excitation and hard-swish multiply a ReLU's uint8 output: MXNet
+    # 1.9 builds that int8 graph but fails when it runs
+    net = gluon_hub.load("mobilenetv3_small")
+    net.initialize(mx.init.Xavier())
+    x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
+    with pytest.raises(RuntimeError, match="exclude_operators.*broadcast_mul"):
+        gluon_hub.quantize(net, calib_data=[x])
+    int8 = gluon_hub.quantize(net, calib_data=[x], exclude_operators=["broadcast_mul", "elemwise_mul"])
+    assert int8(mx.nd.array(x)).shape == (1, 1000)
