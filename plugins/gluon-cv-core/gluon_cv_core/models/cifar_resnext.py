@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ._common import BatchNorm, HybridBlock, add_conv_norm, nn
-from .resnext import ResNeXtBlock
+from .resnext import add_resnext_stages
 
 __all__ = ["CIFARResNeXt", "cifar_resnext"]
 
@@ -23,17 +23,7 @@ class CIFARResNeXt(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             add_conv_norm(self.features, 64, 3, 1, 1, **options)
-            channels = 64
-            for i in range(3):
-                stage = nn.HybridSequential(prefix=f"stage{i + 1}_")
-                with stage.name_scope():
-                    stage.add(ResNeXtBlock(channels, cardinality, bottleneck_width, 1 if i == 0 else 2, True,
-                                           prefix="", **options))
-                    for _ in range(blocks_per_stage - 1):
-                        stage.add(ResNeXtBlock(channels, cardinality, bottleneck_width, 1, prefix="", **options))
-                self.features.add(stage)
-                channels *= 2
-            self.features.add(nn.GlobalAvgPool2D())
+            add_resnext_stages(self.features, [blocks_per_stage] * 3, cardinality, bottleneck_width, **options)
             self.output = nn.Dense(classes)
 
     def hybrid_forward(self, F, x):

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from gluon_hub.compat import mx
 
 from ._common import BatchNorm, HybridBlock, add_deep_stem, check_choice, make_norm, nn
+from .resnetv1b import ResNetV1bLayout
 
 __all__ = ["DropBlock", "SplitAttentionConv", "ResNeStBottleneck", "ResNeSt", "resnest"]
 
@@ -209,7 +210,7 @@ class ResNeStBottleneck(HybridBlock):
         return self.relu3(out + residual)
 
 
-class ResNeSt(HybridBlock):
+class ResNeSt(ResNetV1bLayout):
     """ResNeSt network: deep stem, four stages of split-attention bottlenecks, pool, classifier."""
 
     def __init__(self, layers: list[int], classes: int = 1000, stem_width: int = 32,
@@ -244,10 +245,7 @@ class ResNeSt(HybridBlock):
                 setattr(self, f"layer{i}", stage)
                 in_channels = planes * ResNeStBottleneck.expansion
                 size = _downscaled(size, strides)
-            self.avgpool = nn.GlobalAvgPool2D()
-            self.flat = nn.Flatten()
-            self.drop = nn.Dropout(final_drop) if final_drop > 0.0 else None
-            self.fc = nn.Dense(in_units=512 * ResNeStBottleneck.expansion, units=classes)
+            self._add_head(512 * ResNeStBottleneck.expansion, classes, final_drop)
 
     def _make_stage(self, index: int, planes: int, num_blocks: int, in_channels: int, strides: int,
                     dilation: int, first_dilation: int, dropblock_prob: float,
@@ -277,14 +275,6 @@ class ResNeSt(HybridBlock):
                                             dropblock_prob=dropblock_prob, input_size=size,
                                             **block_options))
         return stage
-
-    def hybrid_forward(self, F, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        x = self.flat(self.avgpool(x))
-        if self.drop is not None:
-            x = self.drop(x)
-        return self.fc(x)
 
 
 def resnest(num_layers: int, classes: int = 1000, input_size: int = 224, dilated: bool = False,

@@ -20,8 +20,9 @@ from typing import Any, Callable
 from gluon_hub.compat import mx
 
 from ._common import BatchNorm, HybridBlock, check_choice, make_norm, nn
+from .resnetv1b import BlockV1b, ResNetV1bLayout
 
-__all__ = ["PrunedBlock", "PrunedResNetV1b", "resnet_v1b_pruned", "pruned_configs"]
+__all__ = ["PrunedResNetV1b", "resnet_v1b_pruned", "pruned_configs"]
 
 #: the prefix of every key in GluonCV's published pruned-ResNet files
 _PUBLISHED_PREFIX = "resnetv1d_"
@@ -35,34 +36,7 @@ def pruned_configs() -> dict[str, dict[str, Any]]:
     return data["models"]
 
 
-class PrunedBlock(HybridBlock):
-    """A ResNet V1b basic block (two 3x3) or bottleneck (1x1, 3x3, 1x1) with given widths:
-    ``relu(body(x) + shortcut(x))``, the stride on the first 3x3 convolution."""
-
-    def __init__(self, widths: list[int], strides: int, downsample: Any,
-                 norm_layer: Callable[..., HybridBlock], norm_kwargs: dict | None) -> None:
-        super().__init__()
-        kernels = [3, 3] if len(widths) == 2 else [1, 3, 1]
-        strided = kernels.index(3) + 1
-        for i, (kernel, channels) in enumerate(zip(kernels, widths), 1):
-            stride = strides if i == strided else 1
-            setattr(self, f"conv{i}", nn.Conv2D(channels, kernel, stride, kernel // 2, use_bias=False))
-            setattr(self, f"bn{i}", make_norm(norm_layer, norm_kwargs, in_channels=channels))
-            setattr(self, f"relu{i}", nn.Activation("relu"))
-        self._depth = len(kernels)
-        self.downsample = downsample
-
-    def hybrid_forward(self, F, x):
-        out = x
-        for i in range(1, self._depth + 1):
-            out = getattr(self, f"bn{i}")(getattr(self, f"conv{i}")(out))
-            if i < self._depth:
-                out = getattr(self, f"relu{i}")(out)
-        residual = self.downsample(x) if self.downsample is not None else x
-        return getattr(self, f"relu{self._depth}")(out + residual)
-
-
-class PrunedResNetV1b(HybridBlock):
+class PrunedResNetV1b(ResNetV1bLayout):
     """ResNet V1b (7x7 stem) or V1d (three 3x3 stem convolutions, average-pooled shortcuts)
     with per-convolution widths."""
 
@@ -105,22 +79,11 @@ class PrunedResNetV1b(HybridBlock):
                 layer = nn.HybridSequential(prefix=f"layers{i}_")
                 with layer.name_scope():
                     for j, widths in enumerate(stage["blocks"]):
-                        layer.add(PrunedBlock(widths, strides if j == 0 else 1,
-                                              downsample if j == 0 else None, norm_layer, norm_kwargs))
+                        layer.add(BlockV1b(widths, strides if j == 0 else 1,
+                                           downsample if j == 0 else None, norm_layer, norm_kwargs))
                 setattr(self, f"layer{i}", layer)
                 in_channels = stage["blocks"][0][-1]
-            self.avgpool = nn.GlobalAvgPool2D()
-            self.flat = nn.Flatten()
-            self.drop = nn.Dropout(final_drop) if final_drop > 0.0 else None
-            self.fc = nn.Dense(in_units=in_channels, units=classes)
-
-    def hybrid_forward(self, F, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        x = self.flat(self.avgpool(x))
-        if self.drop is not None:
-            x = self.drop(x)
-        return self.fc(x)
+            self._add_head(in_channels, classes, final_drop)
 
     def load_parameters(self, filename: str, ctx: Any = None, allow_missing: bool = False,
                         ignore_extra: bool = False, cast_dtype: bool = False,

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ._common import BatchNorm, HybridBlock, add_deep_stem, check_choice, make_norm, nn, projection
 
-__all__ = ["BasicBlockV1b", "BottleneckV1b", "ResNetV1b", "resnet_v1b", "resnet_v1b_gn", "VARIANTS"]
+__all__ = ["BasicBlockV1b", "BlockV1b", "BottleneckV1b", "ResNetV1bLayout", "ResNetV1b", "resnet_v1b", "resnet_v1b_gn", "VARIANTS"]
 
 #: variant -> (deep_stem, avg_down, stem_width)
 VARIANTS = {
@@ -28,20 +28,21 @@ VARIANTS = {
 _LAYERS = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3], 101: [3, 4, 23, 3], 152: [3, 8, 36, 3]}
 
 
-class _BlockV1b(HybridBlock):
-    """``relu(body(x) + shortcut(x))`` with the body as named layers ``conv1, bn1, ...``."""
+class BlockV1b(HybridBlock):
+    """``relu(body(x) + shortcut(x))`` with the body as named layers ``conv1, bn1, ...``.
 
-    expansion = 1
+    ``widths`` are the convolutions' output channels: two for a basic block (3x3, 3x3), three
+    for a bottleneck (1x1, 3x3, 1x1); the pruned ResNets give each block its own.
+    """
 
-    def __init__(self, planes: int, strides: int, downsample: Any, norm_layer: Callable[..., HybridBlock],
-                 norm_kwargs: dict | None, last_gamma: bool) -> None:
+    def __init__(self, widths: list[int], strides: int, downsample: Any, norm_layer: Callable[..., HybridBlock],
+                 norm_kwargs: dict | None, last_gamma: bool = False) -> None:
         super().__init__()
-        kernels = [3, 3] if self.expansion == 1 else [1, 3, 1]
+        kernels = [3, 3] if len(widths) == 2 else [1, 3, 1]
         # the stride sits on the first 3x3 convolution: what "V1b" means
         strided = kernels.index(3) + 1
-        for i, kernel in enumerate(kernels, 1):
+        for i, (kernel, channels) in enumerate(zip(kernels, widths), 1):
             last = i == len(kernels)
-            channels = planes * self.expansion if last else planes
             stride = strides if i == strided else 1
             setattr(self, f"conv{i}", nn.Conv2D(channels, kernel, stride, kernel // 2, use_bias=False))
             options = {"gamma_initializer": "zeros"} if last and last_gamma else {}
@@ -60,19 +61,51 @@ class _BlockV1b(HybridBlock):
         return getattr(self, f"relu{self._depth}")(out + residual)
 
 
-class BasicBlockV1b(_BlockV1b):
+class _PlanesBlockV1b(BlockV1b):
+    """A block of the standard widths: ``planes`` each, the last ``planes * expansion``."""
+
+    expansion = 1
+
+    def __init__(self, planes: int, strides: int, downsample: Any, norm_layer: Callable[..., HybridBlock],
+                 norm_kwargs: dict | None, last_gamma: bool) -> None:
+        depth = 2 if self.expansion == 1 else 3
+        super().__init__([planes] * (depth - 1) + [planes * self.expansion], strides, downsample, norm_layer,
+                         norm_kwargs, last_gamma)
+
+
+class BasicBlockV1b(_PlanesBlockV1b):
     """Two 3x3 convolutions, the first strided."""
 
     expansion = 1
 
 
-class BottleneckV1b(_BlockV1b):
+class BottleneckV1b(_PlanesBlockV1b):
     """1x1 reduce, strided 3x3, 1x1 expand by 4."""
 
     expansion = 4
 
 
-class ResNetV1b(HybridBlock):
+class ResNetV1bLayout(HybridBlock):
+    """The layout ResNet V1b, its pruned variants and ResNeSt share, and their forward pass:
+    stem (``conv1, bn1, relu, maxpool``), ``layer1`` to ``layer4``, then global pool, optional
+    dropout and classifier. Subclasses build the stem and stages, then call ``_add_head``."""
+
+    def _add_head(self, in_units: int, classes: int, final_drop: float) -> None:
+        self.avgpool = nn.GlobalAvgPool2D()
+        self.flat = nn.Flatten()
+        self.drop = nn.Dropout(final_drop) if final_drop > 0.0 else None
+        self.fc = nn.Dense(in_units=in_units, units=classes)
+
+    def hybrid_forward(self, F, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        x = self.flat(self.avgpool(x))
+        if self.drop is not None:
+            x = self.drop(x)
+        return self.fc(x)
+
+
+class ResNetV1b(ResNetV1bLayout):
     """ResNet V1b-style network: stem, four stages, global pool, optional dropout, classifier."""
 
     def __init__(self, block: type, layers: list[int], classes: int = 1000, deep_stem: bool = False,
@@ -100,10 +133,7 @@ class ResNetV1b(HybridBlock):
                                          avg_down, last_gamma, norm_layer, norm_kwargs)
                 setattr(self, f"layer{i}", stage)
                 in_channels = planes * block.expansion
-            self.avgpool = nn.GlobalAvgPool2D()
-            self.flat = nn.Flatten()
-            self.drop = nn.Dropout(final_drop) if final_drop > 0.0 else None
-            self.fc = nn.Dense(in_units=512 * block.expansion, units=classes)
+            self._add_head(512 * block.expansion, classes, final_drop)
 
     @staticmethod
     def _make_layer(stage_index: int, block: type, planes: int, num_blocks: int, strides: int,
@@ -120,14 +150,6 @@ class ResNetV1b(HybridBlock):
             for _ in range(num_blocks - 1):
                 stage.add(block(planes, 1, None, norm_layer, norm_kwargs, last_gamma))
         return stage
-
-    def hybrid_forward(self, F, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        x = self.flat(self.avgpool(x))
-        if self.drop is not None:
-            x = self.drop(x)
-        return self.fc(x)
 
 
 def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_drop: float = 0.0,

@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from ._common import (BatchNorm, HybridBlock, add_conv_norm, add_imagenet_stem, check_choice,
                       nn, projection)
 
-__all__ = ["ResNeXtBlock", "ResNeXt", "resnext"]
+__all__ = ["ResNeXtBlock", "ResNeXt", "add_resnext_stages", "resnext"]
 
 _LAYERS = {50: [3, 4, 6, 3], 101: [3, 4, 23, 3]}
 
@@ -49,6 +49,23 @@ class ResNeXtBlock(HybridBlock):
         return F.Activation(x + residual, act_type="relu")
 
 
+def add_resnext_stages(features: Any, layers: list[int], cardinality: int, bottleneck_width: int,
+                       avg_down: bool = False, **options: Any) -> None:
+    """Append the stages of grouped bottlenecks (64, 128, ... wide before expansion) and a
+    global pool to ``features``; ``options`` go to every block."""
+    channels = 64
+    for i, num_blocks in enumerate(layers):
+        stage = nn.HybridSequential(prefix=f"stage{i + 1}_")
+        with stage.name_scope():
+            stage.add(ResNeXtBlock(channels, cardinality, bottleneck_width, 1 if i == 0 else 2,
+                                   True, avg_down=avg_down and i > 0, prefix="", **options))
+            for _ in range(num_blocks - 1):
+                stage.add(ResNeXtBlock(channels, cardinality, bottleneck_width, 1, prefix="", **options))
+        features.add(stage)
+        channels *= 2
+    features.add(nn.GlobalAvgPool2D())
+
+
 class ResNeXt(HybridBlock):
     """ResNeXt network: ImageNet stem, four stages of grouped bottlenecks, pool, classifier."""
 
@@ -60,19 +77,9 @@ class ResNeXt(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             add_imagenet_stem(self.features, norm_layer, norm_kwargs, deep_stem, stem_width)
-            channels = 64
-            for i, num_blocks in enumerate(layers):
-                stage = nn.HybridSequential(prefix=f"stage{i + 1}_")
-                options = dict(last_gamma=last_gamma, use_se=use_se, norm_layer=norm_layer,
-                               norm_kwargs=norm_kwargs, prefix="")
-                with stage.name_scope():
-                    stage.add(ResNeXtBlock(channels, cardinality, bottleneck_width, 1 if i == 0 else 2,
-                                           True, avg_down=avg_down and i > 0, **options))
-                    for _ in range(num_blocks - 1):
-                        stage.add(ResNeXtBlock(channels, cardinality, bottleneck_width, 1, **options))
-                self.features.add(stage)
-                channels *= 2
-            self.features.add(nn.GlobalAvgPool2D())
+            add_resnext_stages(self.features, layers, cardinality, bottleneck_width, avg_down,
+                               last_gamma=last_gamma, use_se=use_se, norm_layer=norm_layer,
+                               norm_kwargs=norm_kwargs)
             self.output = nn.Dense(classes)
 
     def hybrid_forward(self, F, x):
