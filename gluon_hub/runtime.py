@@ -15,7 +15,6 @@ same too), and predictions agree with ``gluon-hub predict`` to float rounding.
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,12 +168,7 @@ class OnnxClassifier:
     def labels(self, num_classes: int) -> list[str]:
         """The spec's class names when it has ``num_classes`` of them, else ``class <i>``."""
         if self._labels is None or len(self._labels) != num_classes:
-            names: list[str] = []
-            path = self.spec.input.labels if self.spec.input is not None else None
-            if path:
-                module, _, attr = path.partition(":")
-                names = [str(n) for n in getattr(importlib.import_module(module), attr)]
-            self._labels = names if len(names) == num_classes else [f"class {i}" for i in range(num_classes)]
+            self._labels = self.spec.class_names(num_classes)
         return self._labels
 
 

@@ -288,6 +288,18 @@ class ModelSpec(_Spec):
             f"available tags: {', '.join(w.tag for w in self.weights)}"
         )
 
+    def class_names(self, num_classes: int) -> list[str]:
+        """The names behind ``input.labels`` when there are exactly ``num_classes`` of them,
+        else ``class <i>``: what printouts and label files show for each output."""
+        path = self.input.labels if self.input is not None else None
+        if path:
+            from ._factory import import_object
+
+            names = [str(n) for n in import_object(path, f"the labels of model {self.qualified_name!r}")]
+            if len(names) == num_classes:
+                return names
+        return [f"class {i}" for i in range(num_classes)]
+
 
 @dataclass(frozen=True)
 class DatasetSpec(_Spec):

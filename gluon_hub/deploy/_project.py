@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
 import re
@@ -246,12 +245,8 @@ def _labels(spec: ModelSpec | None, outputs: list[tuple[int, ...]]) -> list[str]
     if spec is None or spec.task != "image-classification" or len(outputs[0]) != 2:
         return None
     count = outputs[0][1]
-    names: list[str] = []
-    path = spec.input.labels if spec.input is not None else None
-    if path:
-        module, _, attr = path.partition(":")
-        names = [str(n) for n in getattr(importlib.import_module(module), attr)]
-    if len(names) != count or any("\n" in n for n in names):
+    names = spec.class_names(count)
+    if any("\n" in n for n in names):  # one name per line of labels.txt
         names = [f"class {i}" for i in range(count)]
     return names
 

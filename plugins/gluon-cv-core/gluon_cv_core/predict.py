@@ -18,7 +18,6 @@ preprocessing (:mod:`gluon_hub.runtime`), and never imports MXNet.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from typing import Any, Sequence
@@ -66,17 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _labels(spec: Any, num_classes: int) -> list[str]:
-    """Class names from the spec's ``labels`` path, or ``class <i>`` where it has none."""
-    path = spec.input.labels if spec.input is not None else None
-    if path:
-        module, _, attr = path.partition(":")
-        names = list(getattr(importlib.import_module(module), attr))
-        if len(names) == num_classes:
-            return [str(n) for n in names]
-    return [f"class {i}" for i in range(num_classes)]
-
-
 def predict(
     model: str,
     images: Sequence[str],
@@ -114,7 +102,7 @@ def predict(
         chunk = images[start : start + batch_size]
         batch = mx.nd.stack(*[transform(read_image(path)) for path in chunk]).as_in_context(ctx)
         probs = mx.nd.softmax(net(batch)).asnumpy()
-        labels = labels or _labels(spec, probs.shape[1])
+        labels = labels or spec.class_names(probs.shape[1])
         for row in probs:
             best = row.argsort()[::-1][:topk]
             results.append([(labels[i], float(row[i])) for i in best])
