@@ -19,7 +19,7 @@ def _specs() -> tuple[DatasetSpec, ...]:
 
 
 def dataset_specs() -> list[DatasetSpec]:
-    """Every dataset of gluon-cv-core (CIFAR-10, CIFAR-100, ImageNet from a folder, VOC, COCO)."""
+    """Every dataset of gluon-cv-core: classification, detection and segmentation (see datasets.json)."""
     return list(_specs())
 
 

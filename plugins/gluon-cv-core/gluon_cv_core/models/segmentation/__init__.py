@@ -1,0 +1,1 @@
+"""Semantic segmentation (FCN, PSPNet, DeepLab, DANet, ICNet, Fast-SCNN) and Mask R-CNN."""
