@@ -18,6 +18,13 @@ Stable API (keep in step with :mod:`gluon_nlp_core.models`)::
     read_word_vectors(path, words=None) -> dict[str, ndarray]   GloVe / word2vec text files
     embedding_matrix(path, vocab_or_tokens, scale=0.25, seed=0) -> (matrix, found)
         row i is the vector of vocab.idx_to_token[i]; tokens not in the file ~ U[-scale, scale]
+    load_embedding(name, unknown_token="<unk>", init_unknown_vec=np.zeros,
+                   lower_fallback=False, root=None) -> WordEmbedding
+        every GluonNLP 0.10 source by name ("glove.6B.50d", "wiki.en", ...), hash-verified,
+        converted once and memory-mapped; load_embedding_file(path, ...) for text files
+    list_embedding_sources(family=None), embedding_source(name) -> EmbeddingSource
+    WordEmbedding: emb[token(s)] -> vector(s), emb.matrix(vocab) -> (len(vocab), dim),
+        emb.idx_to_token / idx_to_vec / token_to_idx / unknown_token / dim
 
     WhitespaceTokenizer()(text) -> list[str]
     BERTBasicTokenizer(lower=True)(text) -> list[str]
@@ -42,6 +49,14 @@ Examples
 from __future__ import annotations
 
 from .embedding import embedding_matrix, read_word_vectors
+from .word_embeddings import (
+    EmbeddingSource,
+    WordEmbedding,
+    embedding_source,
+    list_embedding_sources,
+    load_embedding,
+    load_embedding_file,
+)
 from .pretrained import list_vocabs, load_vocab, vocab_file
 from .tokenizers import BERTBasicTokenizer, BERTTokenizer, WhitespaceTokenizer
 from .vocab import BERT_SPECIAL_TOKENS, Vocab, count_tokens
@@ -50,11 +65,17 @@ __all__ = [
     "BERTBasicTokenizer",
     "BERTTokenizer",
     "BERT_SPECIAL_TOKENS",
+    "EmbeddingSource",
     "Vocab",
     "WhitespaceTokenizer",
+    "WordEmbedding",
     "count_tokens",
     "embedding_matrix",
+    "embedding_source",
+    "list_embedding_sources",
     "list_vocabs",
+    "load_embedding",
+    "load_embedding_file",
     "load_vocab",
     "read_word_vectors",
     "vocab_file",
