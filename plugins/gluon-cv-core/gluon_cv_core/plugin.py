@@ -12,8 +12,10 @@ def gluon_hub_models():
     from ._detection_specs import detection_specs
     from ._int8_specs import int8_specs
     from ._model_specs import model_specs
+    from ._pose_specs import pose_specs
+    from ._segmentation_specs import segmentation_specs
 
-    return model_specs() + detection_specs() + int8_specs()
+    return model_specs() + detection_specs() + segmentation_specs() + pose_specs() + int8_specs()
 
 
 @hookimpl
