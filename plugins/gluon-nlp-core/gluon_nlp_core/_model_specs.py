@@ -8,7 +8,9 @@ the one GluonNLP published.
 A weight variant's description names the vocabulary it needs (fetch it with
 ``gluon_nlp_core.text.load_vocab(name)``); a variant whose vocabulary is not the factory's
 default size (the first variant's) carries ``vocab_size`` in its ``kwargs``, so that
-``gluon_hub.load(name, pretrained=tag)`` builds the embedding and decoder its file holds.
+``gluon_hub.load(name, pretrained=tag)`` builds the embedding and decoder its file holds;
+a variant whose file lacks a head (BioBERT, ClinicalBERT) carries ``use_decoder=False``
+and the like, from the entry's ``kwargs``, so that its file still loads strictly.
 
 Token ids, token types, valid lengths and masked positions are declared ``int32``: the
 models take them as integers (or as GluonNLP's floats), and the conformance kit feeds
@@ -34,6 +36,23 @@ _BERT = dict(
                   InputSpec(shape=(None,), layout="NT", dtype="int32")),
     license="Apache-2.0",
     paper="https://arxiv.org/abs/1810.04805",
+)
+_LENGTH = InputSpec(shape=(), layout="N", dtype="int32")
+_ROBERTA = dict(
+    task="text-encoding",
+    input=_TOKENS,
+    extra_inputs=(_LENGTH, InputSpec(shape=(None,), layout="NT", dtype="int32")),
+    license="MIT",
+    paper="https://arxiv.org/abs/1907.11692",
+    tags=("roberta", "transformer", "bpe", "max_length:512"),
+)
+_GPT2 = dict(
+    task="language-modeling",
+    input=_TOKENS,
+    output_shape=(None, 50257),
+    license="MIT",
+    paper="https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf",
+    tags=("gpt2", "transformer", "decoder-only", "bpe", "max_length:1024"),
 )
 #: Published LM and NMT vocabularies (wikitext-2, WMT2014 BPE), the factories' defaults.
 _WIKITEXT2_VOCAB, _WMT2014_VOCAB = 33278, 36794
@@ -64,6 +83,56 @@ _ARCHITECTURES: dict[str, dict] = {
         description="BERT-large encoder (24 layers, 1024 units, 16 heads) with pooler, "
         "masked-LM and next-sentence heads; BERT WordPiece tokenizer, at most 512 tokens",
         tags=("bert", "transformer", "wordpiece", "max_length:512"),
+    ),
+    "ernie_12_768_12": dict(
+        _BERT,
+        factory=f"{_MODELS}.bert:ernie_12_768_12",
+        output_shape=(None, 768),
+        description="Baidu ERNIE 1.0 Chinese encoder (12 layers, 768 units, 12 heads, ReLU) "
+        "with pooler, masked-LM and next-sentence heads; WordPiece tokenizer, at most 513 "
+        "tokens",
+        paper="https://arxiv.org/abs/1904.09223",
+        tags=("bert", "ernie", "transformer", "wordpiece", "chinese", "max_length:513"),
+    ),
+    "roberta_12_768_12": dict(
+        _ROBERTA,
+        factory=f"{_MODELS}.roberta:roberta_12_768_12",
+        output_shape=(None, 768),
+        description="RoBERTa-base encoder (12 layers, 768 units, 12 heads) with the masked-LM "
+        "head; GPT-2 byte-level BPE tokenizer, at most 512 tokens",
+    ),
+    "roberta_24_1024_16": dict(
+        _ROBERTA,
+        factory=f"{_MODELS}.roberta:roberta_24_1024_16",
+        output_shape=(None, 1024),
+        description="RoBERTa-large encoder (24 layers, 1024 units, 16 heads) with the "
+        "masked-LM head; GPT-2 byte-level BPE tokenizer, at most 512 tokens",
+    ),
+    "distilbert_6_768_12": dict(
+        task="text-encoding",
+        factory=f"{_MODELS}.distilbert:distilbert_6_768_12",
+        input=_TOKENS,
+        extra_inputs=(_LENGTH,),
+        output_shape=(None, 768),
+        description="DistilBERT-base uncased encoder (6 layers, 768 units, 12 heads), no "
+        "token types; BERT WordPiece tokenizer, at most 512 tokens",
+        license="Apache-2.0",
+        paper="https://arxiv.org/abs/1910.01108",
+        tags=("bert", "distilbert", "transformer", "wordpiece", "max_length:512"),
+    ),
+    "gpt2_117m": dict(
+        _GPT2,
+        factory=f"{_MODELS}.gpt2:gpt2_117m",
+        description="GPT-2 small language model (12 layers, 768 units, 12 heads), returns "
+        "next-token scores and the per-layer keys/values for incremental decoding; "
+        "byte-level BPE tokenizer, at most 1024 tokens",
+    ),
+    "gpt2_345m": dict(
+        _GPT2,
+        factory=f"{_MODELS}.gpt2:gpt2_345m",
+        description="GPT-2 medium language model (24 layers, 1024 units, 16 heads), returns "
+        "next-token scores and the per-layer keys/values for incremental decoding; "
+        "byte-level BPE tokenizer, at most 1024 tokens",
     ),
     "standard_lstm_lm_200": dict(
         _LM,
@@ -117,6 +186,11 @@ _ARCHITECTURES: dict[str, dict] = {
 }
 
 
+#: The BERT heads a published file may lack, by the factory argument that leaves them out.
+_HEADS = {"use_decoder": "masked-LM decoder", "use_classifier": "next-sentence classifier",
+          "use_pooler": "pooler"}
+
+
 def _load_data() -> dict:
     text = resources.files("gluon_nlp_core").joinpath("_model_data.json").read_text("utf-8")
     return json.loads(text)
@@ -130,6 +204,11 @@ def _variant(name: str, entry: dict, sources: dict[str, str],
     how = f"vocabulary {entry['vocab']!r} ({size} tokens)"
     if "lower" in entry:
         how += "; lower-case the text" if entry["lower"] else "; keep the case"
+    heads = entry.get("kwargs", {})
+    if heads:  # the file lacks these heads: the variant builds the model without them
+        how += "; the file holds no " + " and no ".join(
+            _HEADS[key] for key, on in heads.items() if not on)
+    kwargs = {} if size == default_vocab_size else {"vocab_size": size}
     return WeightVariant(
         tag=entry["tag"],
         file=FileRef(hash=f"sha1:{sha1}", filename=f"gluon/models/{stem}.zip",
@@ -137,7 +216,7 @@ def _variant(name: str, entry: dict, sources: dict[str, str],
         metrics=tuple(Metric(metric, value, dataset, split, sources[source])
                       for metric, value, dataset, split, source in entry.get("metrics", ())),
         description=how,
-        kwargs={} if size == default_vocab_size else {"vocab_size": size},
+        kwargs={**kwargs, **heads},
     )
 
 

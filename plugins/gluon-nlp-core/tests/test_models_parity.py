@@ -24,21 +24,42 @@ from gluon_hub._factory import import_object
 from gluon_hub.compat import mx
 from gluon_hub.testing import count_parameters
 from gluon_nlp_core.models.bert import BERTClassifier, BERTForQA, BERTForQALoss
+from gluon_nlp_core.models.roberta import RoBERTaClassifier
 
-NAMES = gluon_hub.list_models(plugin="nlp")
+#: GPT-2 has no GluonNLP package reference (GluonNLP shipped it in its scripts):
+#: tests/test_models_gpt2.py covers it.
+NAMES = [name for name in gluon_hub.list_models(plugin="nlp") if not name.startswith("gpt2")]
 VOCAB_SIZE = 50
 TINY_BERT = dict(num_layers=2, units=16, hidden_size=32, num_heads=2, max_length=24)
 TINY_NMT = dict(num_layers=2, units=16, hidden_size=32, num_heads=4)
-#: Sizes of GluonNLP 0.10's published BERT vocabularies, as its own test suite asserts them
-#: (tests/unittest/test_models.py, test_pretrained_bert_models): an independent check of
-#: the sizes in _model_data.json.
-BERT_VOCAB_SIZES = {
+#: Sizes of GluonNLP 0.10's published BERT and RoBERTa vocabularies, as its own test suite
+#: asserts them (tests/unittest/test_models.py, test_pretrained_bert_models and
+#: test_pretrained_roberta_models): an independent check of the sizes in _model_data.json.
+#: The rest: DistilBERT's vocabulary is the file (same sha1) of scibert_basevocab_uncased;
+#: ERNIE 1.0's size is Baidu's ernie_config.json, KoBERT's SK T-Brain's config.
+VOCAB_SIZES = {
     "book_corpus_wiki_en_uncased": 30522,
     "book_corpus_wiki_en_cased": 28996,
+    "openwebtext_book_corpus_wiki_en_uncased": 30522,
     "wiki_multilingual_uncased": 105879,
     "wiki_multilingual_cased": 119547,
     "wiki_cn_cased": 21128,
+    "scibert_scivocab_uncased": 31090,
+    "scibert_scivocab_cased": 31116,
+    "scibert_basevocab_uncased": 30522,
+    "scibert_basevocab_cased": 28996,
+    "biobert_v1.0_pubmed_cased": 28996,
+    "biobert_v1.0_pmc_cased": 28996,
+    "biobert_v1.0_pubmed_pmc_cased": 28996,
+    "biobert_v1.1_pubmed_cased": 28996,
+    "clinicalbert_uncased": 30522,
+    "openwebtext_ccnews_stories_books_cased": 50265,
+    "distilbert_book_corpus_wiki_en_uncased": 30522,
+    "baidu_ernie_uncased": 18000,
+    "kobert_news_wiki_ko_cased": 8002,
 }
+#: Families built from GluonNLP's BERT code: same inputs as BERT's, less what they lack.
+_ENCODERS = ("bert", "ernie", "roberta", "distilbert")
 
 
 def _vocab(cls=gluonnlp.Vocab, size=None):
@@ -53,7 +74,7 @@ def _factory(name):
 
 
 def _family(name):
-    for prefix in ("bert", "standard_lstm_lm", "awd_lstm_lm", "transformer"):
+    for prefix in (*_ENCODERS, "standard_lstm_lm", "awd_lstm_lm", "transformer"):
         if name.startswith(prefix):
             return prefix
     raise LookupError(f"no GluonNLP reference known for nlp model {name!r}: add one here")
@@ -71,12 +92,17 @@ def _reference(name, full_size=False, vocab_size=None):
     """GluonNLP's model (small unless full_size; with a vocabulary of ``vocab_size``, else
     a small one) and the kwargs that build ours alike."""
     family = _family(name)
-    if family == "bert":
+    if family in _ENCODERS:
         sizes = {} if full_size else TINY_BERT
         extra = {} if full_size else dict(embed_size=TINY_BERT["units"])
-        vocab = _vocab(gluonnlp.vocab.BERTVocab, vocab_size)
-        net, _ = ref_bert.get_bert_model(name, vocab=vocab, pretrained=False,
-                                         hparam_allow_override=True, **sizes, **extra)
+        bert_like = family in ("bert", "ernie")
+        vocab = _vocab(gluonnlp.vocab.BERTVocab if bert_like else gluonnlp.Vocab, vocab_size)
+        build = {"roberta": ref_bert.get_roberta_model,
+                 "distilbert": lambda _, **kw: ref_bert.distilbert_6_768_12(dataset_name=None,
+                                                                            **kw)
+                 }.get(family, ref_bert.get_bert_model)
+        net, _ = build(name, vocab=vocab, pretrained=False, hparam_allow_override=True,
+                       **sizes, **extra)
         return net, dict(vocab_size=len(vocab), **sizes)
     if family in ("standard_lstm_lm", "awd_lstm_lm"):
         sizes = {} if full_size else _tiny_lm_sizes(name)
@@ -101,13 +127,14 @@ def _reference(name, full_size=False, vocab_size=None):
 
 def _inputs(name, rng):
     family = _family(name)
-    if family == "bert":
+    if family in _ENCODERS:
         batch, length = 3, 9
         tokens = mx.nd.array(rng.randint(0, VOCAB_SIZE, (batch, length)))
         types = mx.nd.array(rng.randint(0, 2, (batch, length)))
         valid = mx.nd.array([9, 4, 6])
         masked = mx.nd.array(rng.randint(0, 4, (batch, 3)))
-        return tokens, types, valid, masked
+        return {"roberta": (tokens, valid, masked), "distilbert": (tokens, valid)}.get(
+            family, (tokens, types, valid, masked))
     if family == "transformer":
         src = mx.nd.array(rng.randint(0, VOCAB_SIZE, (3, 8)))
         tgt = mx.nd.array(rng.randint(0, VOCAB_SIZE, (3, 6)))
@@ -144,7 +171,7 @@ def test_same_parameters_give_same_outputs(name, tmp_path):
     ours.hybridize()
     for want, have in zip(expected, _flatten(ours(*inputs))):
         np.testing.assert_allclose(have.asnumpy(), want.asnumpy(), rtol=1e-4, atol=1e-5)
-    if _family(name) == "bert":  # integer ids, types, lengths and positions, as declared
+    if _family(name) in _ENCODERS:  # integer ids, types, lengths and positions, as declared
         integers = [x.astype("int32") for x in inputs]
         for want, have in zip(expected, _flatten(ours(*integers))):
             np.testing.assert_allclose(have.asnumpy(), want.asnumpy(), rtol=1e-4, atol=1e-5)
@@ -174,14 +201,35 @@ def test_full_size_parameter_names_and_shapes_match(name):
     _assert_same_structure(reference, _factory(name)(vocab_size=kwargs["vocab_size"]))
 
 
+def _symbolic_count(net, inputs):
+    """Parameters of ``net`` with shapes inferred from ``inputs``' shapes, allocating none."""
+    names = [f"input{i}" for i in range(len(inputs))]
+    outputs = _flatten_symbols(net(*[mx.sym.var(n) for n in names]))
+    graph = mx.sym.Group(outputs)
+    arg_shapes, _, _ = graph.infer_shape(**{n: x.shape for n, x in zip(names, inputs)})
+    shapes = dict(zip(graph.list_arguments(), arg_shapes))
+    return sum(int(np.prod(shapes[p.name])) for p in net.collect_params().values())
+
+
+def _flatten_symbols(out):
+    if isinstance(out, mx.sym.Symbol):
+        return [out]
+    return [leaf for item in out for leaf in _flatten_symbols(item)]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_declared_num_params_is_gluonnlps_count(name):
     # The conformance kit checks our built model against num_params; this checks the
     # number itself against GluonNLP's model at full size with the default vocabulary.
     reference, _ = _reference(name, full_size=True, vocab_size=_default_vocab_size(name))
+    inputs = _inputs(name, np.random.RandomState(0))
+    if _family(name) in _ENCODERS:  # shapes inferred symbolically: no weight allocated
+        assert _symbolic_count(reference, inputs) == gluon_hub.info(name).num_params
+        return
+    # GluonNLP's language models call mx.nd in their forward: they cannot run symbolically.
     reference.collect_params().setattr("grad_req", "null")  # no gradient buffers
     reference.initialize(mx.init.Zero())
-    reference(*_inputs(name, np.random.RandomState(0)))  # completes deferred shapes
+    reference(*inputs)  # completes deferred shapes
     assert count_parameters(reference) == gluon_hub.info(name).num_params
 
 
@@ -197,12 +245,14 @@ def test_weight_variants_build_the_architecture_of_their_file(name):
     for variant in spec.weights:
         size = {**spec.kwargs, **variant.kwargs}.get("vocab_size", default)
         assert f"({size} tokens)" in variant.description, variant.tag
-        if _family(name) == "bert":
-            assert size == BERT_VOCAB_SIZES[variant.tag], variant.tag
-        assert variant.kwargs == ({} if size == default else {"vocab_size": size})
+        if _family(name) in _ENCODERS:
+            assert size == VOCAB_SIZES[variant.tag], variant.tag
+        assert variant.kwargs.get("vocab_size") == (None if size == default else size)
+        # Besides the vocabulary, only heads that the file lacks (test_models_registry.py).
+        assert set(variant.kwargs) <= {"vocab_size", "use_decoder", "use_classifier"}
 
 
-def _gluonnlp_bert(name, vocab_size):
+def _gluonnlp_bert(name, vocab_size, use_decoder=True, use_classifier=True):
     """GluonNLP's full-size BERTModel built directly (get_model would fetch a vocabulary)."""
     hparams = ref_bert.bert_hparams[name]
     encoder = ref_bert.BERTEncoder(
@@ -212,7 +262,8 @@ def _gluonnlp_bert(name, vocab_size):
     return ref_bert.BERTModel(
         encoder, vocab_size, token_type_vocab_size=hparams["token_type_vocab_size"],
         units=hparams["units"], embed_size=hparams["embed_size"],
-        word_embed=hparams["word_embed"])
+        word_embed=hparams["word_embed"], use_decoder=use_decoder,
+        use_classifier=use_classifier)
 
 
 @pytest.mark.parametrize("name, tag", [
@@ -221,13 +272,16 @@ def _gluonnlp_bert(name, vocab_size):
 def test_variant_kwargs_give_the_embedding_and_decoder_of_gluonnlps_model(name, tag):
     spec = gluon_hub.info(name)
     variant = spec.weight(tag)
-    size = variant.kwargs["vocab_size"]
-    ours = _factory(name)(**{**spec.kwargs, **variant.kwargs})  # as load(pretrained=tag)
-    reference = _gluonnlp_bert(name, size)
+    kwargs = {**spec.kwargs, **variant.kwargs}
+    size = kwargs.get("vocab_size", _default_vocab_size(name))
+    ours = _factory(name)(**kwargs)  # as load(pretrained=tag)
+    heads = {key: kwargs[key] for key in ("use_decoder", "use_classifier") if key in kwargs}
+    reference = _gluonnlp_bert(name, size, **heads)
     _assert_same_structure(reference, ours)
     want, have = _shapes(reference), _shapes(ours)
     vocab_sized = [key for key, shape in want.items() if size in shape]
-    assert {"word_embed.0.weight", "decoder.3.bias"} <= set(vocab_sized)
+    decoder = {"decoder.3.weight", "decoder.3.bias"} if kwargs.get("use_decoder", True) else set()
+    assert set(vocab_sized) == {"word_embed.0.weight", *decoder}
     for key in vocab_sized:
         assert have[key] == want[key], key
 
@@ -303,3 +357,25 @@ def test_squad_head_is_a_dense_layer_over_gluonnlps_sequence_output(tmp_path):
     want = -(_log_softmax(scores[..., 0])[rows, start]
              + _log_softmax(scores[..., 1])[rows, end]) / 2
     np.testing.assert_allclose(loss, want, rtol=1e-4)
+
+
+def test_roberta_classifier_matches_gluonnlps(tmp_path):
+    vocab = _vocab()
+    reference_roberta, _ = ref_bert.get_roberta_model(
+        "roberta_12_768_12", vocab=vocab, pretrained=False, hparam_allow_override=True,
+        use_decoder=False, embed_size=TINY_BERT["units"], **TINY_BERT)
+    # With dropout, the dense layers are the second and the fourth on both sides.
+    reference = ref_bert.RoBERTaClassifier(reference_roberta, num_classes=3, dropout=0.1)
+    mx.random.seed(0)
+    reference.initialize(mx.init.Normal(0.2))
+    tokens, valid, _ = _inputs("roberta_12_768_12", np.random.RandomState(0))
+    expected = reference(tokens, valid).asnumpy()
+    path = str(tmp_path / "classifier.params")
+    reference.save_parameters(path)
+
+    ours = RoBERTaClassifier(_factory("roberta_12_768_12")(
+        vocab_size=len(vocab), use_decoder=False, **TINY_BERT), num_classes=3, dropout=0.1)
+    ours.load_parameters(path)  # strict
+    _check_both_modes(ours, (tokens, valid), expected)
+    with pytest.raises(ValueError, match="use_decoder=False"):
+        RoBERTaClassifier(_factory("roberta_12_768_12")(vocab_size=10, **TINY_BERT))

@@ -1,5 +1,7 @@
 """BERT (Devlin et al., 2018): encoder, pooler, masked-LM and next-sentence heads, and
-the two fine-tuning heads (sentence classification, SQuAD span prediction).
+the two fine-tuning heads (sentence classification, SQuAD span prediction); Baidu's ERNIE
+is this architecture with ReLU and other sizes. RoBERTa and DistilBERT reuse these blocks
+(``roberta.py``, ``distilbert.py``).
 
 Parameter files written by GluonNLP 0.10 (``model.save_parameters``) load here with
 ``load_parameters`` unchanged and strict: block attributes, their order inside
@@ -33,6 +35,7 @@ __all__ = [
     "BERTForQALoss",
     "bert_12_768_12",
     "bert_24_1024_16",
+    "ernie_12_768_12",
 ]
 
 _PROJECTIONS = ("query", "key", "value")
@@ -188,7 +191,8 @@ class BERTModel(HybridBlock):
     ``(batch, length, units)`` alone, or a tuple that adds, in this order, the pooled
     first token ``(batch, units)`` (``use_pooler``), the next-sentence scores
     ``(batch, 2)`` (``use_classifier``) and the masked-LM scores
-    ``(batch, num_masked, vocab_size)`` (``use_decoder``).
+    ``(batch, num_masked, vocab_size)`` (``use_decoder``). Without the token type
+    embedding (``use_token_type_embed=False``) ``token_types`` is not read.
     """
 
     def __init__(self, vocab_size: int, num_layers: int = 12, units: int = 768,
@@ -196,7 +200,8 @@ class BERTModel(HybridBlock):
                  dropout: float = 0.1, token_type_vocab_size: int = 2,
                  layer_norm_eps: float = 1e-12, activation: str = "gelu",
                  use_pooler: bool = True, use_decoder: bool = True, use_classifier: bool = True,
-                 weight_initializer=None, prefix: str | None = None, params=None) -> None:
+                 use_token_type_embed: bool = True, weight_initializer=None,
+                 prefix: str | None = None, params=None) -> None:
         super().__init__(prefix=prefix, params=params)
         if use_classifier and not use_pooler:
             raise ValueError("the next-sentence classifier reads the pooler: "
@@ -207,14 +212,16 @@ class BERTModel(HybridBlock):
         self._use_pooler = use_pooler
         self._use_classifier = use_classifier
         self._use_decoder = use_decoder
+        self._use_token_type_embed = use_token_type_embed
         self.encoder = BERTEncoder(num_layers, units, hidden_size, num_heads, max_length,
                                    dropout=dropout, activation=activation,
                                    layer_norm_eps=layer_norm_eps,
                                    weight_initializer=weight_initializer)
         with self.name_scope():
             self.word_embed = self._embedding(vocab_size, units, "word_embed_")
-            self.token_type_embed = self._embedding(token_type_vocab_size, units,
-                                                    "token_type_embed_")
+            if use_token_type_embed:
+                self.token_type_embed = self._embedding(token_type_vocab_size, units,
+                                                        "token_type_embed_")
             if use_pooler:
                 self.pooler = nn.Dense(units, flatten=False, activation="tanh", prefix="pooler_")
                 if use_classifier:
@@ -236,7 +243,14 @@ class BERTModel(HybridBlock):
         return block
 
     def hybrid_forward(self, F, inputs, token_types, valid_length=None, masked_positions=None):
-        embedded = self.word_embed(inputs) + self.token_type_embed(token_types)
+        return self._outputs(F, inputs, token_types, valid_length, masked_positions)
+
+    def _outputs(self, F, inputs, token_types, valid_length, masked_positions):
+        """The forward pass; ``token_types`` is ignored without a token type embedding
+        (RoBERTa, DistilBERT), whose subclasses take no such input."""
+        embedded = self.word_embed(inputs)
+        if self._use_token_type_embed:
+            embedded = embedded + self.token_type_embed(token_types)
         encoded = self.encoder(F.transpose(embedded, axes=(1, 0, 2)), valid_length)
         sequence = F.transpose(encoded, axes=(1, 0, 2))
         outputs = [sequence]
@@ -359,3 +373,26 @@ def bert_24_1024_16(vocab_size: int = 30522, num_layers: int = 24, units: int = 
                      num_heads=num_heads, max_length=max_length, dropout=dropout,
                      use_pooler=use_pooler, use_decoder=use_decoder,
                      use_classifier=use_classifier)
+
+
+def ernie_12_768_12(vocab_size: int = 18000, num_layers: int = 12, units: int = 768,
+                    hidden_size: int = 3072, num_heads: int = 12, max_length: int = 513,
+                    dropout: float = 0.1, use_pooler: bool = True, use_decoder: bool = True,
+                    use_classifier: bool = True) -> BERTModel:
+    """Baidu ERNIE 1.0 (Sun et al., 2019): BERT-base with ReLU feed-forward layers, layer
+    norm epsilon 1e-5 and 513 positions; Chinese, vocabulary ``baidu_ernie_uncased``.
+
+    Arguments as for :func:`bert_12_768_12`.
+
+    Examples
+    --------
+    >>> from gluon_nlp_core.models.bert import ernie_12_768_12
+    >>> net = ernie_12_768_12(vocab_size=100, num_layers=1, units=8, hidden_size=16,
+    ...                       num_heads=2, use_decoder=False)
+    >>> net.encoder.position_weight.shape
+    (513, 8)
+    """
+    return BERTModel(vocab_size, num_layers=num_layers, units=units, hidden_size=hidden_size,
+                     num_heads=num_heads, max_length=max_length, dropout=dropout,
+                     layer_norm_eps=1e-5, activation="relu", use_pooler=use_pooler,
+                     use_decoder=use_decoder, use_classifier=use_classifier)
