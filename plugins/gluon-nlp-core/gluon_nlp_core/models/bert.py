@@ -349,7 +349,7 @@ def bert_12_768_12(vocab_size: int = 30522, num_layers: int = 12, units: int = 7
 
     Examples
     --------
-    >>> from gluon_nlp_core.models import bert_12_768_12
+    >>> from gluon_nlp_core.models.bert import bert_12_768_12
     >>> net = bert_12_768_12(vocab_size=100, num_layers=1, units=8, hidden_size=16,
     ...                      num_heads=2, use_decoder=False)
     >>> len(net.encoder.transformer_cells)
