@@ -136,7 +136,7 @@ def test_plugins_shows_the_commands_of_each_plugin():
     infos = {p["name"]: p for p in json.loads(run("plugins", "--json").stdout)}
     assert infos["cv"]["commands"] == ["predict"]
     assert infos["contrib"]["commands"] == ["translate"]
-    assert infos["nlp"]["commands"] == []
+    assert infos["nlp"]["commands"] == ["translate-text"]
     table = run("plugins").stdout.splitlines()
     assert "COMMANDS" in table[0].split()
     cv_row = next(line for line in table if line.startswith("cv "))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gluon_hub import hookimpl
+from gluon_hub import CommandSpec, hookimpl
 
 GLUON_HUB_API = ">=1,<2"
 
@@ -19,3 +19,16 @@ def gluon_hub_datasets():
     from ._data_specs import dataset_specs
 
     return dataset_specs()
+
+
+@hookimpl
+def gluon_hub_commands():
+    # Not "translate": gluon-contrib's CycleGAN image command already has that name.
+    return [
+        CommandSpec(
+            name="translate-text",
+            factory="gluon_nlp_core.translate:main",
+            description="translate BPE-tokenized sentences with a Transformer by beam search: "
+            "gluon-hub translate-text MODEL [SENTENCE...]",
+        )
+    ]

@@ -262,11 +262,23 @@ class TransformerNMT(mx.gluon.Block):
         return self.decode(tgt, memory, src_valid_length, tgt_valid_length)
 
     def translate(self, src, bos_id: int, eos_id: int, src_valid_length=None,
-                  max_length: int = 100):
-        """Greedy decoding: ``(batch, <= max_length)`` token ids, each row ended by
-        ``eos_id`` (and padded with it) once the model emits it."""
+                  max_length: int = 100, beam_size: int = 1, alpha: float = 1.0,
+                  K: float = 5.0):
+        """Translations as ``(batch, <= max_length)`` token ids, each row ended by
+        ``eos_id`` (and padded with it) once the model emits it.
+
+        ``beam_size=1`` decodes greedily. A larger beam runs
+        :class:`~gluon_nlp_core.decoding.BeamSearchSampler` with GNMT's length penalty
+        (``alpha``, ``K``; GluonNLP's WMT recipe used beam 4, alpha 0.6, K 5) and returns
+        each row's best hypothesis, the one GluonNLP's translator ranks first.
+        """
         if max_length < 1:
             raise ValueError(f"max_length must be at least 1, got {max_length}")
+        if beam_size < 1:
+            raise ValueError(f"beam_size must be at least 1, got {beam_size}")
+        if beam_size > 1:
+            return self._beam_search(src, bos_id, eos_id, src_valid_length, max_length,
+                                     beam_size, alpha, K)
         memory = self.encode(src, src_valid_length)
         tokens = mx.nd.full((src.shape[0], 1), bos_id, ctx=src.context)
         done = mx.nd.zeros((src.shape[0],), ctx=src.context)
@@ -282,6 +294,33 @@ class TransformerNMT(mx.gluon.Block):
             if done.min().asscalar():
                 break
         return tokens[:, 1:]
+
+    def _beam_search(self, src, bos_id, eos_id, src_valid_length, max_length, beam_size,
+                     alpha, K):
+        """The best beam of :meth:`translate`, in the greedy path's layout and dtype."""
+        from ..decoding import BeamSearchSampler, BeamSearchScorer
+
+        def step(step_input, states):
+            # The decoder is not incremental: it reruns on the whole prefix, which the
+            # state keeps behind a placeholder first column (arrays cannot be 0 wide).
+            seen, memory, mem_length = states
+            seen = mx.nd.concat(seen, step_input.astype(seen.dtype).expand_dims(1), dim=1)
+            tokens = seen[:, 1:]
+            lengths = mx.nd.full((tokens.shape[0],), tokens.shape[1], ctx=tokens.context)
+            scores = self.decode(tokens, memory, mem_length, lengths)
+            return mx.nd.log_softmax(scores[:, -1, :]), [seen, memory, mem_length]
+
+        batch = src.shape[0]
+        bos = mx.nd.full((batch,), bos_id, ctx=src.context)
+        states = [bos.expand_dims(1), self.encode(src, src_valid_length), src_valid_length]
+        sampler = BeamSearchSampler(beam_size, step, eos_id, BeamSearchScorer(alpha, K),
+                                    max_length=max_length)
+        samples, _, valid_length = sampler(bos, states)
+        # Tokens after BOS, at most max_length: the EOS the sampler appends to beams still
+        # open at the limit is dropped, as the greedy path never emits one there.
+        width = min(int(valid_length[:, 0].max().asscalar()) - 1, max_length)
+        best = samples[:, 0, 1:1 + width].astype("float32")
+        return mx.nd.where(best < 0, mx.nd.full(best.shape, eos_id, ctx=best.context), best)
 
 
 def transformer_en_de_512(vocab_size: int = 36794, num_layers: int = 6, units: int = 512,
