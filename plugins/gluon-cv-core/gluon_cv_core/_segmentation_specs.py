@@ -31,7 +31,7 @@ _CLASSES = {
     },
 }
 #: instances returned per image by Mask R-CNN (GluonCV's default ``rcnn_max_dets``)
-_INSTANCES = 100
+_INSTANCES = 1000
 
 
 def _metrics(row: dict[str, Any], dataset: str, source: str) -> tuple[Metric, ...]:

@@ -19,7 +19,7 @@ from gluon_hub.compat import mx
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
     assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input,
-    random_params_files, running_stats, strictly_loaded, structure,
+    random_params_files, randomize, running_stats, strictly_loaded, structure,
 )
 
 #: the float32 detectors (the int8 SSDs, quantized at load, have their own tests)
@@ -27,18 +27,36 @@ MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection")
           if "int8" not in gluon_hub.info(n).tags]
 
 
+#: the custom-model defaults of GluonCV's ``train_faster_rcnn.py``, with which it builds
+#: ``custom_faster_rcnn_fpn`` (GluonCV 0.10 registers that name to a double-head copy whose
+#: forward pass fails, so the reference is the Faster R-CNN its ``faster_rcnn`` module defines)
+CUSTOM_FPN_SCRIPT_DEFAULTS = dict(
+    short=800, max_size=1333, min_stage=2, max_stage=6, nms_thresh=0.5, nms_topk=-1, post_nms=-1,
+    roi_mode="align", roi_size=(7, 7), strides=(4, 8, 16, 32, 64), clip=4.14, rpn_channel=256, base_size=16,
+    ratios=(0.5, 1, 2), scales=(2, 4, 8, 16, 32), alloc_size=(384, 384), rpn_nms_thresh=0.7,
+    rpn_train_pre_nms=12000, rpn_train_post_nms=2000, rpn_test_pre_nms=6000, rpn_test_post_nms=1000,
+    rpn_min_size=1, num_sample=512, pos_iou_thresh=0.5, pos_ratio=0.25, max_num_gt=100)
+
+
 def _reference(name: str):
     """GluonCV's model; ``*_custom`` constructors get the VOC classes our specs default to."""
     from gluon_cv_core.models.detection.classes import VOC_CLASSES
 
+    if name == "custom_faster_rcnn_fpn":
+        from gluoncv.model_zoo.rcnn.faster_rcnn.faster_rcnn import custom_faster_rcnn_fpn
+
+        return custom_faster_rcnn_fpn(list(VOC_CLASSES), pretrained_base=False, **CUSTOM_FPN_SCRIPT_DEFAULTS)
     classes = {"classes": list(VOC_CLASSES)} if name.endswith("_custom") else {}
     return gluoncv.model_zoo.get_model(name, pretrained=False, pretrained_base=False, **classes)
 
 
 def test_the_zoo_has_every_gluoncv_detector() -> None:
     # the *_int8 names are quantized float32 models, tested on their own
+    # (Mask R-CNN's names are instance segmentation; every other GluonCV name is no detector)
+    families = ("ssd_", "yolo3_", "faster_rcnn_", "center_net_", "custom_faster_rcnn_", "doublehead_rcnn_")
     reference = {n for n in gluoncv.model_zoo.get_model_list()
-                 if n.startswith(("ssd_", "yolo3_", "faster_rcnn_", "center_net_")) and not n.endswith("_int8")}
+                 if n.startswith(families) and not n.endswith("_int8")}
+    assert {"custom_faster_rcnn_fpn", "doublehead_rcnn_resnet50_v1b_voc"} <= reference
     assert set(MODELS) == reference
 
 
@@ -255,3 +273,48 @@ def test_a_weight_initializer_leaves_the_extra_layers_batchnorm_vectors_alone() 
                         ("expand_trans_bn0_beta", 0.0), ("expand_bn3_moving_mean", 0.0)):
         np.testing.assert_array_equal(params[name].data().asnumpy(), value)
     assert float(params["expand_conv0_weight"].data().abs().mean().asscalar()) > 0
+
+
+#: the Faster R-CNN variants whose names lack the ``faster_rcnn_`` prefix (the others are
+#: compared in ``test_faster_rcnn.py``), a small input and one not a multiple of the stride
+OTHER_RCNNS = {"custom_faster_rcnn_fpn": [(96, 128), (97, 131)],
+               "doublehead_rcnn_resnet50_v1b_voc": [(96, 128), (97, 131)]}
+
+
+def _strictly_copied(net, params: dict):
+    """``net`` with every parameter set from ``params`` (structural name -> array), none
+    missing, none extra: a strict load without the file (large heads write slowly to disk)."""
+    own = net._collect_params_with_prefix()
+    assert sorted(own) == sorted(params)
+    for key, value in params.items():
+        own[key]._load_init(value, mx.cpu())
+    return net
+
+
+@pytest.mark.parametrize("name", OTHER_RCNNS)
+def test_other_rcnn_inference_matches_gluoncv_hybridized_and_not(name: str) -> None:
+    from test_faster_rcnn import TEST_PROPOSALS, _roialign_without_negative_batch_indices, _shrink, _shrunk_options
+
+    reference = _reference(name)
+    reference.initialize()
+    _shrink(reference, 1)
+    with _roialign_without_negative_batch_indices():
+        reference(mx.nd.zeros((1, 3, *OTHER_RCNNS[name][0])))  # shapes known: randomize
+    randomize(reference, seed=0)
+    params = {k: p.data() for k, p in reference._collect_params_with_prefix().items()}
+    ours = _strictly_copied(build_ours(name, **_shrunk_options(1)), params)
+    expected = {}
+    with _roialign_without_negative_batch_indices():
+        for size in OTHER_RCNNS[name]:
+            expected[size] = reference(random_input(1, size))
+    for hybridize in (False, True):
+        if hybridize:
+            ours.hybridize()
+        for size in OTHER_RCNNS[name]:
+            ids, scores, boxes = expected[size]
+            assert ids.shape[1] == ours.num_class * TEST_PROPOSALS
+            assert (ids.asnumpy() >= 0).sum() > 10  # NMS kept real detections to compare
+            actual = ours(random_input(1, size))
+            np.testing.assert_array_equal(actual[0].asnumpy(), ids.asnumpy())
+            assert_same(actual[1], scores)
+            assert_same(actual[2], boxes)

@@ -32,6 +32,7 @@ SyncBatchNorm = mx.gluon.contrib.nn.SyncBatchNorm
 
 _C4 = ["conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3"]
 _TAPS = {
+    "resnet18_v1b": ["layers1_relu3_fwd", "layers2_relu3_fwd", "layers3_relu3_fwd", "layers4_relu3_fwd"],
     "resnet50_v1b": ["layers1_relu8_fwd", "layers2_relu11_fwd", "layers3_relu17_fwd", "layers4_relu8_fwd"],
     "resnet101_v1d": ["layers1_relu8_fwd", "layers2_relu11_fwd", "layers3_relu68_fwd", "layers4_relu8_fwd"],
     # a ResNeSt block has four ReLUs (two in its split-attention convolution)
@@ -254,8 +255,9 @@ class FasterRCNN(HybridBlock):
         self.nms_thresh, self.nms_topk, self.force_nms, self.post_nms = nms_thresh, nms_topk, force_nms, post_nms
 
     def _pool(self, F, features, rois):
-        """ROI features; with a pyramid, each region from the level its size selects (FPN eq. 1)."""
-        if len(features) == 1:
+        """ROI features; with a pyramid, each region from the level its size selects (FPN eq. 1).
+        With one stage only the first map is pooled (GluonCV's custom Mask R-CNN pools P2 so)."""
+        if self._min_stage == self._max_stage:
             if self._roi_mode == "pool":
                 return F.ROIPooling(features[0], rois, self._roi_size, 1.0 / self._strides)
             return F.contrib.ROIAlign(features[0], rois, self._roi_size, 1.0 / self._strides, sample_ratio=2)
@@ -276,7 +278,19 @@ class FasterRCNN(HybridBlock):
             pooled.append(F.where(level == stage, feat, F.zeros_like(feat)))
         return F.ElementWiseSum(*pooled)
 
+    def _head_features(self, F, top):
+        """Region features for the class and the box predictors (one shared head here;
+        the double-head detector gives each predictor its own)."""
+        box_feat = (F.contrib.AdaptiveAvgPooling2D(top, output_size=1) if self.box_features is None
+                    else self.box_features(top))
+        return box_feat, box_feat
+
     def hybrid_forward(self, F, x, gt_box=None, gt_label=None):
+        return self._forward(F, x, gt_box, gt_label)[0]
+
+    def _forward(self, F, x, gt_box, gt_label):
+        """``(outputs, feature maps, region features before box_features)``: heads built on
+        this detector (Mask R-CNN's) reuse the maps and the regions' features."""
         features = self.features(x)
         features = list(features) if isinstance(features, (list, tuple)) else [features]
         training = mx.autograd.is_training()
@@ -295,9 +309,8 @@ class FasterRCNN(HybridBlock):
             rois = F.stop_gradient(F.concat(image, rpn_box, dim=-1).reshape((-1, 5)))
         pooled = self._pool(F, features, rois)
         top = self.top_features(pooled) if self.top_features is not None else pooled
-        box_feat = (F.contrib.AdaptiveAvgPooling2D(top, output_size=1) if self.box_features is None
-                    else self.box_features(top))
-        cls_pred = self.class_predictor(box_feat).reshape((-1, num_roi, self.num_class + 1))
+        cls_feat, box_feat = self._head_features(F, top)
+        cls_pred = self.class_predictor(cls_feat).reshape((-1, num_roi, self.num_class + 1))
         if training:
             cls_targets, box_targets, box_masks, indices = rcnn_targets(
                 F, rpn_box, samples, matches, gt_label, gt_box, self.num_class, self.sampler.max_pos,
@@ -306,8 +319,8 @@ class FasterRCNN(HybridBlock):
             positives = F.take(box_feat, F.broadcast_add(indices, offsets).reshape((-1,)))
             box_pred = self.box_predictor(positives).reshape((self._batch_size, -1, self.num_class, 4))
             return (cls_pred, box_pred, rpn_box, samples, matches, raw_rpn_score, raw_rpn_box, anchors,
-                    cls_targets, box_targets, box_masks, indices)
-        return self._detect(F, cls_pred, self.box_predictor(box_feat), rpn_box, num_roi)
+                    cls_targets, box_targets, box_masks, indices), features, top
+        return self._detect(F, cls_pred, self.box_predictor(box_feat), rpn_box, num_roi), features, top
 
     def _detect(self, F, cls_pred, box_pred, rpn_box, num_roi: int):
         """Per-class decoding and NMS of every proposal: ``(ids, scores, boxes)``."""
@@ -426,4 +439,49 @@ def faster_rcnn(config: str, classes: Sequence[str] | str = "voc", pretrained_ba
                       train_patterns=patterns, **{**spec["options"], **options})
 
 
-__all__ = ["CONFIGS", "FasterRCNN", "RCNNTargetSampler", "faster_rcnn", "rcnn_targets"]
+#: backbones GluonCV's ``custom_faster_rcnn_fpn`` builds its pyramid on
+CUSTOM_FPN_BASES = ("resnet18_v1b", "resnet50_v1b", "resnet101_v1d", "resnest50", "resnest101")
+#: the custom-model defaults of GluonCV's ``train_faster_rcnn.py`` (its COCO FPN recipe, 256 RPN channels)
+CUSTOM_FPN: dict[str, Any] = dict(_FPN, rpn_channel=256)
+
+
+def custom_faster_rcnn_fpn(classes: Sequence[str] | str = "voc", base_network_name: str = "resnet18_v1b",
+                           pretrained_base: bool | str = False, transfer: str | None = None,
+                           num_fpn_filters: int = 256, num_box_head_dense_filters: int = 1024,
+                           **options: Any) -> FasterRCNN:
+    """GluonCV's ``custom_faster_rcnn_fpn``: a feature pyramid on ``base_network_name`` (frozen
+    BatchNorm), regions averaged 3x3/2 then two dense layers, for your own classes.
+
+    ``options`` are :class:`FasterRCNN`'s; they default to :data:`CUSTOM_FPN`, the custom-model
+    defaults of GluonCV's ``train_faster_rcnn.py``: the settings this constructor is run with
+    there. (Called bare, GluonCV's constructor keeps FasterRCNN's single-level defaults, under
+    which its anchors do not cover a 600-pixel input; and GluonCV 0.10 registers the name to its
+    double-head module's copy, whose forward pass fails: it never computes the class features
+    when a box head is given. This is the Faster R-CNN its ``faster_rcnn`` module defines.)
+    ``transfer="coco"`` starts from the published ``faster_rcnn_fpn_<base>_coco`` model.
+    """
+    if base_network_name not in CUSTOM_FPN_BASES:
+        raise ValueError(f"base_network_name must be one of {', '.join(CUSTOM_FPN_BASES)}, got {base_network_name!r}")
+    names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)
+    if isinstance(names, str) or not names:
+        raise ValueError(f"classes must be 'voc', 'coco' or a non-empty list of names, got {classes!r}")
+    if transfer is not None:
+        import gluon_hub
+
+        net = gluon_hub.load(f"cv/faster_rcnn_fpn_{base_network_name}_{transfer}", pretrained=True)
+        net.reset_class(names, reuse_weights=[c for c in names if c in net.classes])
+        return net
+    net = backbone(base_network_name, pretrained_base, use_global_stats=True,
+                   **_BASE_KWARGS.get(base_network_name, {}))
+    features = fpn_features(net, _TAPS[base_network_name], num_filters=num_fpn_filters)
+    head = nn.HybridSequential()
+    head.add(nn.AvgPool2D(pool_size=(3, 3), strides=2, padding=1))
+    for _ in range(2):
+        head.add(nn.Dense(num_box_head_dense_filters, weight_initializer=mx.init.Normal(0.01)),
+                 nn.Activation("relu"))
+    return FasterRCNN(features, None, names, box_features=head, train_patterns=_C4_TRAIN + "|P",
+                      **{**CUSTOM_FPN, **options})
+
+
+__all__ = ["CONFIGS", "CUSTOM_FPN", "CUSTOM_FPN_BASES", "FasterRCNN", "RCNNTargetSampler", "custom_faster_rcnn_fpn",
+           "faster_rcnn", "rcnn_targets"]
