@@ -6,6 +6,9 @@ arXiv:1812.01187), with GluonCV 0.10's parameter layout.
 - ``d``: ``c`` plus average pooling before the 1x1 projection shortcut.
 - ``e``: ``d`` with a stem of width 64.
 - ``s``: ``c`` with a stem of width 64.
+
+``dilated=True`` keeps stages 3 and 4 at stride 8 with dilated 3x3 convolutions (2 and 4),
+GluonCV's backbone for semantic segmentation.
 """
 
 from __future__ import annotations
@@ -33,10 +36,13 @@ class BlockV1b(HybridBlock):
 
     ``widths`` are the convolutions' output channels: two for a basic block (3x3, 3x3), three
     for a bottleneck (1x1, 3x3, 1x1); the pruned ResNets give each block its own.
+    ``dilation`` is the strided 3x3's; a basic block's second 3x3 takes ``previous_dilation``
+    (GluonCV's rule, which its published dilated networks were trained with).
     """
 
     def __init__(self, widths: list[int], strides: int, downsample: Any, norm_layer: Callable[..., HybridBlock],
-                 norm_kwargs: dict | None, last_gamma: bool = False) -> None:
+                 norm_kwargs: dict | None, last_gamma: bool = False, dilation: int = 1,
+                 previous_dilation: int = 1) -> None:
         super().__init__()
         kernels = [3, 3] if len(widths) == 2 else [1, 3, 1]
         # the stride sits on the first 3x3 convolution: what "V1b" means
@@ -44,7 +50,9 @@ class BlockV1b(HybridBlock):
         for i, (kernel, channels) in enumerate(zip(kernels, widths), 1):
             last = i == len(kernels)
             stride = strides if i == strided else 1
-            setattr(self, f"conv{i}", nn.Conv2D(channels, kernel, stride, kernel // 2, use_bias=False))
+            dilate = 1 if kernel == 1 else dilation if i == strided else previous_dilation
+            setattr(self, f"conv{i}", nn.Conv2D(channels, kernel, stride, dilate * (kernel // 2), dilate,
+                                                use_bias=False))
             options = {"gamma_initializer": "zeros"} if last and last_gamma else {}
             setattr(self, f"bn{i}", make_norm(norm_layer, norm_kwargs, in_channels=channels, **options))
             setattr(self, f"relu{i}", nn.Activation("relu"))
@@ -67,10 +75,10 @@ class _PlanesBlockV1b(BlockV1b):
     expansion = 1
 
     def __init__(self, planes: int, strides: int, downsample: Any, norm_layer: Callable[..., HybridBlock],
-                 norm_kwargs: dict | None, last_gamma: bool) -> None:
+                 norm_kwargs: dict | None, last_gamma: bool, dilation: int = 1, previous_dilation: int = 1) -> None:
         depth = 2 if self.expansion == 1 else 3
         super().__init__([planes] * (depth - 1) + [planes * self.expansion], strides, downsample, norm_layer,
-                         norm_kwargs, last_gamma)
+                         norm_kwargs, last_gamma, dilation, previous_dilation)
 
 
 class BasicBlockV1b(_PlanesBlockV1b):
@@ -112,7 +120,7 @@ class ResNetV1b(ResNetV1bLayout):
                  stem_width: int = 32, avg_down: bool = False, final_drop: float = 0.0,
                  last_gamma: bool = False, use_global_stats: bool = False,
                  norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
-                 prefix: str | None = None) -> None:
+                 prefix: str | None = None, dilated: bool = False) -> None:
         super().__init__(prefix=prefix)
         norm_kwargs = dict(norm_kwargs or {})
         if use_global_stats:
@@ -128,16 +136,20 @@ class ResNetV1b(ResNetV1bLayout):
             self.relu = nn.Activation("relu")
             self.maxpool = nn.MaxPool2D(pool_size=3, strides=2, padding=1)
             in_channels = stem_channels
-            for i, (planes, num_blocks) in enumerate(zip([64, 128, 256, 512], layers), 1):
-                stage = self._make_layer(i, block, planes, num_blocks, 1 if i == 1 else 2, in_channels,
-                                         avg_down, last_gamma, norm_layer, norm_kwargs)
+            # dilated: stages 3 and 4 keep stride 8 and dilate by 2 and 4 instead
+            dilations = [1, 1, 2, 4] if dilated else [1, 1, 1, 1]
+            for i, (planes, num_blocks, dilation) in enumerate(zip([64, 128, 256, 512], layers, dilations), 1):
+                strides = 1 if i == 1 or dilation > 1 else 2
+                stage = self._make_layer(i, block, planes, num_blocks, strides, in_channels,
+                                         avg_down, last_gamma, norm_layer, norm_kwargs, dilation)
                 setattr(self, f"layer{i}", stage)
                 in_channels = planes * block.expansion
             self._add_head(512 * block.expansion, classes, final_drop)
 
     @staticmethod
     def _make_layer(stage_index: int, block: type, planes: int, num_blocks: int, strides: int,
-                    in_channels: int, avg_down: bool, last_gamma: bool, norm_layer, norm_kwargs):
+                    in_channels: int, avg_down: bool, last_gamma: bool, norm_layer, norm_kwargs,
+                    dilation: int = 1):
         out_channels = planes * block.expansion
         downsample = None
         if strides != 1 or in_channels != out_channels:
@@ -145,17 +157,19 @@ class ResNetV1b(ResNetV1bLayout):
             downsample = projection(out_channels, strides, avg_down, norm_layer,
                                     {"in_channels": out_channels, **(norm_kwargs or {})})
         stage = nn.HybridSequential(prefix=f"layers{stage_index}_")
+        # a dilated stage's first block still has the previous stage's dilation (half of it)
+        first = 1 if dilation <= 2 else dilation // 2
         with stage.name_scope():
-            stage.add(block(planes, strides, downsample, norm_layer, norm_kwargs, last_gamma))
+            stage.add(block(planes, strides, downsample, norm_layer, norm_kwargs, last_gamma, first, dilation))
             for _ in range(num_blocks - 1):
-                stage.add(block(planes, 1, None, norm_layer, norm_kwargs, last_gamma))
+                stage.add(block(planes, 1, None, norm_layer, norm_kwargs, last_gamma, dilation, dilation))
         return stage
 
 
 def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_drop: float = 0.0,
                last_gamma: bool = False, use_global_stats: bool = False,
                norm_layer: Callable[..., HybridBlock] = BatchNorm,
-               norm_kwargs: dict | None = None) -> ResNetV1b:
+               norm_kwargs: dict | None = None, dilated: bool = False) -> ResNetV1b:
     """ResNet V1b/c/d/e/s with 18, 34, 50, 101 or 152 layers.
 
     Parameters
@@ -167,6 +181,8 @@ def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_d
     last_gamma : start each block's last norm scale at zero.
     use_global_stats : freeze batch-norm statistics (fine-tuning with small batches).
     norm_layer, norm_kwargs : normalization class and its extra arguments.
+    dilated : dilate stages 3 and 4 (2 and 4) instead of striding: output stride 8, the
+        backbone of the segmentation models.
 
     Examples
     --------
@@ -180,7 +196,7 @@ def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_d
     block = BasicBlockV1b if num_layers < 50 else BottleneckV1b
     return ResNetV1b(block, _LAYERS[num_layers], classes, deep_stem, stem_width, avg_down, final_drop,
                      last_gamma, use_global_stats, norm_layer, norm_kwargs,
-                     prefix=f"resnetv1{variant}_")
+                     prefix=f"resnetv1{variant}_", dilated=dilated)
 
 
 def resnet_v1b_gn(num_layers: int, classes: int = 1000, num_groups: int = 32, final_drop: float = 0.0,
