@@ -7,6 +7,7 @@ change the names that GluonCV's published ``.params`` files use.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable
 
 from gluon_hub.compat import mx
@@ -90,17 +91,21 @@ def add_deep_stem(seq: Any, stem_width: int, norm_layer: Callable[..., HybridBlo
 
 
 def projection(channels: int, strides: int, avg_down: bool, norm_layer: Callable[..., HybridBlock],
-               norm_kwargs: dict | None, in_channels: int = 0) -> Any:
+               norm_kwargs: dict | None, in_channels: int = 0, prefix: str = "") -> Any:
     """The projection shortcut of a residual block: 1x1 conv and norm, average-pooled first
-    (ResNet-D) when ``avg_down``, so the strided 1x1 conv does not skip three pixels in four."""
-    seq = nn.HybridSequential(prefix="")
-    if avg_down:
-        seq.add(nn.AvgPool2D(pool_size=strides, strides=strides, ceil_mode=True,
-                             count_include_pad=False))
-        seq.add(nn.Conv2D(channels, 1, 1, use_bias=False, in_channels=in_channels))
-    else:
-        seq.add(nn.Conv2D(channels, 1, strides, use_bias=False, in_channels=in_channels))
-    seq.add(make_norm(norm_layer, norm_kwargs))
+    (ResNet-D) when ``avg_down``, so the strided 1x1 conv does not skip three pixels in four.
+
+    With a ``prefix`` (GluonCV's ResNet V1b uses ``down<stage>_``) the layers are named in
+    its scope, so that name patterns such as Faster R-CNN's trained-parameter regex match."""
+    seq = nn.HybridSequential(prefix=prefix)
+    with (seq.name_scope() if prefix else contextlib.nullcontext()):
+        if avg_down:
+            seq.add(nn.AvgPool2D(pool_size=strides, strides=strides, ceil_mode=True,
+                                 count_include_pad=False))
+            seq.add(nn.Conv2D(channels, 1, 1, use_bias=False, in_channels=in_channels))
+        else:
+            seq.add(nn.Conv2D(channels, 1, strides, use_bias=False, in_channels=in_channels))
+        seq.add(make_norm(norm_layer, norm_kwargs))
     return seq
 
 

@@ -155,7 +155,8 @@ class ResNetV1b(ResNetV1bLayout):
         if strides != 1 or in_channels != out_channels:
             # the norm's width is given, as for the blocks' norms: GroupNorm cannot infer it
             downsample = projection(out_channels, strides, avg_down, norm_layer,
-                                    {"in_channels": out_channels, **(norm_kwargs or {})})
+                                    {"in_channels": out_channels, **(norm_kwargs or {})},
+                                    prefix=f"down{stage_index}_")
         stage = nn.HybridSequential(prefix=f"layers{stage_index}_")
         # a dilated stage's first block still has the previous stage's dilation (half of it)
         first = 1 if dilation <= 2 else dilation // 2

@@ -82,6 +82,14 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     learnable = sum(int(np.prod(actual[k])) for k, p in ours._collect_params_with_prefix().items()
                     if p.grad_req != "null")
     assert learnable == gluon_hub.info(name).num_params
+    if hasattr(reference, "collect_train_params"):  # the R-CNNs train a subset, chosen by name
+        assert _trained(ours) == _trained(reference)
+
+
+def _trained(net) -> set[str]:
+    """Structural names of the parameters ``collect_train_params`` selects (by their Gluon names)."""
+    selected = set(net.collect_train_params().values())
+    return {key for key, param in net._collect_params_with_prefix().items() if param in selected}
 
 
 @pytest.mark.parametrize("name", [n for n in MODELS if gluon_hub.info(n).pretrained])
