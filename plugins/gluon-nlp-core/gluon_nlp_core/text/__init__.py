@@ -32,6 +32,11 @@ Stable API (keep in step with :mod:`gluon_nlp_core.models`)::
         tokenizer(text) -> list[str] word pieces; tokenizer.tokenize_batch(texts);
         tokenizer.convert_tokens_to_ids(tokens); BERTTokenizer.is_first_subword(piece);
         tokenizer.vocab, tokenizer.lower
+    GPT2BPETokenizer(merges=None, *, root=None)(text) -> list[str]   GPT-2 / RoBERTa byte-level
+        BPE (published merges by default: bpe_ranks_file()); GPT2BPEDetokenizer()(tokens) -> str
+    SentencepieceTokenizer(path, num_best=0, alpha=1.0), SentencepieceDetokenizer(path),
+    SacreMosesTokenizer(lang="en"), SacreMosesDetokenizer(return_str=True), JiebaTokenizer()
+        thin wrappers over sentencepiece / sacremoses / jieba (imported on first use)
 
 Vocab JSON is GluonNLP 0.10's format both ways, and the BERT tokenizers give GluonNLP
 0.10's ``BERTTokenizer`` / ``BERTBasicTokenizer`` tokens. Nothing here imports mxnet (word
@@ -59,6 +64,14 @@ from .word_embeddings import (
 )
 from .pretrained import list_vocabs, load_vocab, vocab_file
 from .tokenizers import BERTBasicTokenizer, BERTTokenizer, WhitespaceTokenizer
+from .bpe import GPT2BPEDetokenizer, GPT2BPETokenizer, bpe_ranks_file
+from .wrappers import (
+    JiebaTokenizer,
+    SacreMosesDetokenizer,
+    SacreMosesTokenizer,
+    SentencepieceDetokenizer,
+    SentencepieceTokenizer,
+)
 from .vocab import BERT_SPECIAL_TOKENS, Vocab, count_tokens
 
 __all__ = [
@@ -66,9 +79,17 @@ __all__ = [
     "BERTTokenizer",
     "BERT_SPECIAL_TOKENS",
     "EmbeddingSource",
+    "GPT2BPEDetokenizer",
+    "GPT2BPETokenizer",
+    "JiebaTokenizer",
+    "SacreMosesDetokenizer",
+    "SacreMosesTokenizer",
+    "SentencepieceDetokenizer",
+    "SentencepieceTokenizer",
     "Vocab",
     "WhitespaceTokenizer",
     "WordEmbedding",
+    "bpe_ranks_file",
     "count_tokens",
     "embedding_matrix",
     "embedding_source",
