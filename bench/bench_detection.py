@@ -121,12 +121,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--side", type=int, help="input side (default: each model's, 256 with --quick)")
     parser.add_argument("--quick", action="store_true", help="5 rounds of one forward at a 256-pixel input")
+    parser.add_argument("--presets-only", action="store_true", help="time only the validation presets table")
     parser.add_argument("--threads", type=int, default=default_threads(),
                         help="OpenMP/oneDNN threads, the same for both sides")
     args = parser.parse_args(argv)
     pin_threads(args.threads)
     import gluon_hub
 
+    if args.presets_only:
+        compare_presets(5 if args.quick else args.rounds, 5 if args.quick else 20)
+        return 0
     available = set(gluon_hub.list_models())
     rounds, iters = (5, 1) if args.quick else (args.rounds, 2)
     print(f"threads: {args.threads}, rounds: {rounds} of {iters} forward(s); ms are medians, "

@@ -279,8 +279,10 @@ VOC_DEFAULTS: dict[str, Any] = {
     "lr": 0.001, "lr_mode": "step", "lr_decay": 0.1, "lr_decay_epoch": (14, 20), "warmup_epochs": 0,
     "wd": 5e-4, "momentum": 0.9, "epochs": 20, "optimizer": "sgd", "batch_size": 1, "data_shape": None,
 }
-#: its settings for COCO (it also warms up over the first 1000 iterations, from a third of the rate)
-COCO_DEFAULTS: dict[str, Any] = dict(VOC_DEFAULTS, lr=0.00125, lr_decay_epoch=(17, 23), wd=1e-4, epochs=26)
+#: its settings for COCO, which also warm up linearly over the first 1000 iterations of the
+#: first epoch from a third of the rate (``--lr-warmup``, ``--lr-warmup-factor``)
+COCO_DEFAULTS: dict[str, Any] = dict(VOC_DEFAULTS, lr=0.00125, lr_decay_epoch=(17, 23), wd=1e-4, epochs=26,
+                                     lr_warmup=1000, lr_warmup_factor=1.0 / 3.0)
 
 
 class FasterRCNNRecipe(DetectionRecipe):

@@ -95,6 +95,11 @@ class DetectionRecipe(abc.ABC):
         (YOLOv3 mixes image pairs here)."""
         return samples.transform(self.train_transform())
 
+    def batch_sampler(self, sampler: Any, batch_size: int) -> Any:
+        """The loader's batches: ``sampler``'s keys, ``batch_size`` at a time, the last
+        incomplete batch dropped (YOLOv3 draws its multi-scale size here)."""
+        return mx.gluon.data.BatchSampler(sampler, batch_size, "discard")
+
     def begin_epoch(self, epoch: int, num_epochs: int) -> None:
         """Called before each epoch (0-based), e.g. to stop mixup for the last epochs."""
 

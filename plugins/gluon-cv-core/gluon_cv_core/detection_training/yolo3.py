@@ -36,8 +36,17 @@ inputs):
   flag in shared memory, so data-loader workers forked before the switch see it too.
 * **Defaults**: those of GluonCV's ``scripts/detection/yolo/train_yolo3.py`` (0.10): SGD at
   1e-3, momentum 0.9, weight decay 5e-4, steps of 0.1 at epochs 160 and 180 of 200, batch
-  64, 416 px. GluonCV trains on a random size from 320 to 608 every 10 batches; the shared
-  script trains at one fixed size.
+  64, 416 px (the validation size).
+* **Multi-scale training** (``random_shape``, on by default as in GluonCV): every batch is
+  square at one side drawn from 320, 352, ..., 608 (:data:`RANDOM_SHAPES`), a new one at
+  the first batch of each epoch and every ``random_shape_interval`` (10) batches after, to
+  the end of training (GluonCV's ``RandomTransformDataLoader``). GluonCV draws in the loader
+  and hands the chosen transform to its workers; here :class:`RandomShapeBatchSampler`
+  draws in the main process from a seeded stream and writes the choice into the batch's
+  keys, ``(index, shape)``, which :class:`RandomShapeData` reads in any worker. So the plain
+  MXNet ``DataLoader`` does it, every image of a batch (on every device) has the same size,
+  and a run repeats with its seed. Each size has its own precomputed anchors-to-cells
+  layout, read from one symbolic trace of the network.
 
 The feature-map sizes and anchors the prefetch needs are read from the network once, in
 the recipe's constructor, by tracing its training-mode graph symbolically at the data
@@ -49,7 +58,7 @@ deferred (initialized, never run).
 from __future__ import annotations
 
 import multiprocessing
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -59,10 +68,13 @@ from ..data.detection_presets import YOLO3TrainTransform, YOLO3ValTransform
 from ..data.worker_random import WorkerRandom
 from .recipe import DetectionRecipe
 
-__all__ = ["MixupDetection", "YOLO3Recipe", "YOLO3TrainTargets", "yolo3_losses", "yolo3_merge_targets",
-           "yolo3_prefetch_targets"]
+__all__ = ["MixupDetection", "RANDOM_SHAPES", "RandomShapeBatchSampler", "RandomShapeData", "YOLO3Recipe",
+           "YOLO3TrainTargets", "yolo3_losses", "yolo3_merge_targets", "yolo3_prefetch_targets"]
 
 nd = mx.nd
+
+#: GluonCV's multi-scale training sides: 320 to 608 pixels in steps of the network's stride
+RANDOM_SHAPES = tuple(range(320, 609, 32))
 
 
 # ---------------------------------------------------------------- prefetched targets (numpy)
@@ -325,6 +337,56 @@ def stack_and_pad(samples: list[tuple]) -> tuple:
     return (*stacked, mx.nd.array(boxes))
 
 
+class RandomShapeBatchSampler(mx.gluon.data.Sampler):
+    """Batches of ``(index, shape)`` keys for :class:`RandomShapeData`: ``sampler``'s indices,
+    ``batch_size`` at a time (an incomplete last batch is dropped), every key of a batch
+    naming the same shape, one of ``range(num_shapes)`` drawn at the first batch and every
+    ``interval`` batches after. The draw happens here, in the main process, from a stream
+    seeded by ``seed``, so the workers that build a batch cannot disagree on its size."""
+
+    def __init__(self, sampler: Any, batch_size: int, num_shapes: int, interval: int = 10,
+                 seed: int | None = None) -> None:
+        if batch_size < 1 or num_shapes < 1 or interval < 1:
+            raise ValueError(f"batch_size, num_shapes and interval must be at least 1; got {batch_size}, "
+                             f"{num_shapes}, {interval}")
+        self._sampler, self._batch_size = sampler, int(batch_size)
+        self._num_shapes, self._interval = int(num_shapes), int(interval)
+        self._rng = np.random.RandomState(seed)
+
+    def __iter__(self) -> Iterator[list[tuple[int, int]]]:
+        batch: list[int] = []
+        shape, count = 0, 0
+        for index in self._sampler:
+            batch.append(index)
+            if len(batch) < self._batch_size:
+                continue
+            if count % self._interval == 0:
+                shape = int(self._rng.randint(self._num_shapes))
+            yield [(i, shape) for i in batch]
+            batch, count = [], count + 1
+
+    def __len__(self) -> int:
+        return len(self._sampler) // self._batch_size
+
+
+class RandomShapeData(mx.gluon.data.Dataset):
+    """``samples`` through one of several train transforms chosen by the key: ``(index, k)``
+    (from :class:`RandomShapeBatchSampler`) goes through ``transforms[k]``, a plain index
+    through ``default``. Holds only picklable transforms, so it travels to loader workers."""
+
+    def __init__(self, samples: Any, transforms: Sequence[Callable], default: Callable) -> None:
+        self._samples, self._transforms, self._default = samples, list(transforms), default
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def __getitem__(self, key: Any) -> tuple:
+        if isinstance(key, tuple):
+            index, shape = key
+            return self._transforms[shape](*self._samples[index])
+        return self._default(*self._samples[key])
+
+
 # ---------------------------------------------------------------- the recipe
 
 
@@ -335,19 +397,31 @@ def anchors_and_feature_sizes(net: Any, width: int, height: int) -> tuple[list[n
     The training-mode graph is traced symbolically and shape-inferred: nothing runs on the
     network's devices, and parameters whose shapes are still deferred need not be known.
     """
+    return _anchors(net), _feature_sizes(_templates(net), width, height)
+
+
+def _anchors(net: Any) -> list[np.ndarray]:
+    return [head.anchors.data(head.anchors.list_ctx()[0]).asnumpy().reshape(-1, 2) for head in net.yolo_outputs]
+
+
+def _templates(net: Any) -> Any:
+    """The symbol of a YOLOv3 ``net``'s per-scale feature-map templates (training mode)."""
     with mx.autograd.train_mode():
         outputs = net(mx.sym.var("data"))
-    templates = mx.sym.Group(list(outputs[3]))
+    return mx.sym.Group(list(outputs[3]))
+
+
+def _feature_sizes(templates: Any, width: int, height: int) -> list[tuple[int, int]]:
     _, shapes, _ = templates.infer_shape_partial(data=(1, 3, height, width))
-    sizes = [(int(s[2]), int(s[3])) for s in shapes]
-    anchors = [head.anchors.data(head.anchors.list_ctx()[0]).asnumpy().reshape(-1, 2)
-               for head in net.yolo_outputs]
-    return anchors, sizes
+    return [(int(s[2]), int(s[3])) for s in shapes]
 
 
 class YOLO3Recipe(DetectionRecipe):
     """GluonCV's YOLOv3 recipe: prefetched targets plus IoU-ignore, four summed losses,
-    optional ``mixup`` (off for the last ``no_mixup_epochs``) and ``label_smoothing``.
+    optional ``mixup`` (off for the last ``no_mixup_epochs``) and ``label_smoothing``, and
+    multi-scale training: unless ``random_shape`` is false, each batch has a side from
+    ``random_shapes`` (multiples of 32), a new one every ``random_shape_interval`` batches.
+    ``data_shape`` is the validation size, and the training size without ``random_shape``.
 
     >>> YOLO3Recipe.loss_names
     ('objectness', 'box_center', 'box_scale', 'class')
@@ -360,15 +434,27 @@ class YOLO3Recipe(DetectionRecipe):
 
     def __init__(self, net: Any, data_shape: tuple[int, int] | None = None, seed: int | None = None,
                  mixup: bool = False, label_smoothing: bool = False, no_mixup_epochs: int = 20,
-                 ignore_iou_thresh: float = 0.7, **options: Any) -> None:
+                 ignore_iou_thresh: float = 0.7, random_shape: bool = True,
+                 random_shapes: Sequence[int] = RANDOM_SHAPES, random_shape_interval: int = 10,
+                 **options: Any) -> None:
         side = self.defaults["data_shape"]
         super().__init__(net, tuple(data_shape) if data_shape else (side, side), seed, **options)
         if no_mixup_epochs < 0:
             raise ValueError(f"no_mixup_epochs must be 0 or more, got {no_mixup_epochs}")
+        shapes = tuple(int(s) for s in random_shapes)
+        if random_shape and (not shapes or any(s < 32 or s % 32 for s in shapes)):
+            raise ValueError(f"random_shapes must be sides that are positive multiples of 32 (YOLOv3's stride), "
+                             f"got {list(random_shapes)}")
+        if random_shape_interval < 1:
+            raise ValueError(f"random_shape_interval must be at least 1 batch, got {random_shape_interval}")
         self.mixup, self.label_smoothing = bool(mixup), bool(label_smoothing)
         self.no_mixup_epochs, self.ignore_iou_thresh = int(no_mixup_epochs), float(ignore_iou_thresh)
+        self.random_shapes = shapes if random_shape else ()
+        self.random_shape_interval = int(random_shape_interval)
         width, height = self.data_shape
-        self.anchors, self.feature_sizes = anchors_and_feature_sizes(net, width, height)
+        self._templates = _templates(net)
+        self.anchors = _anchors(net)
+        self.feature_sizes = _feature_sizes(self._templates, width, height)
         self._mixed: MixupDetection | None = None
 
     def train_transform(self) -> YOLO3TrainTargets:
@@ -377,11 +463,26 @@ class YOLO3Recipe(DetectionRecipe):
                                  self.mixup, self.seed)
 
     def training_data(self, samples: Any) -> Any:
-        """The samples through the train transform, blended in pairs first with ``mixup``."""
+        """The samples through the train transform, blended in pairs first with ``mixup``;
+        with random shapes, a :class:`RandomShapeData` that has one transform per side."""
         if self.mixup:
             self._mixed = MixupDetection(samples, alpha=1.5, seed=self.seed)
             samples = self._mixed
-        return samples.transform(self.train_transform())
+        if not self.random_shapes:
+            return samples.transform(self.train_transform())
+        transforms = [YOLO3TrainTargets(side, side, self.anchors, _feature_sizes(self._templates, side, side),
+                                        len(self.net.classes), self.mixup,
+                                        None if self.seed is None else self.seed + 1 + k)
+                      for k, side in enumerate(self.random_shapes)]
+        return RandomShapeData(samples, transforms, self.train_transform())
+
+    def batch_sampler(self, sampler: Any, batch_size: int) -> Any:
+        """Batches whose keys carry the side drawn for them (GluonCV's interval and sides),
+        or plain batches without random shapes."""
+        if not self.random_shapes:
+            return super().batch_sampler(sampler, batch_size)
+        return RandomShapeBatchSampler(sampler, batch_size, len(self.random_shapes), self.random_shape_interval,
+                                       self.seed)
 
     def begin_epoch(self, epoch: int, num_epochs: int) -> None:
         """Mixup on, except in the last ``no_mixup_epochs`` epochs (GluonCV's schedule)."""

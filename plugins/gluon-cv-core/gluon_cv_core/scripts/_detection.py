@@ -30,6 +30,15 @@ from gluon_hub.compat import mx
 SEGMENTS = {"voc": ("2007_trainval+2012_trainval", "2007_test"), "coco": ("train", "val")}
 
 
+class SyncBatchNorm(mx.gluon.contrib.nn.SyncBatchNorm):
+    """MXNet's SyncBatchNorm under BatchNorm's name: SSD's backbones are traced into a
+    symbol whose parameter names come from the layers' names, so with this class a
+    network built for ``--syncbn`` still loads the published (BatchNorm) files."""
+
+    def _alias(self) -> str:
+        return "batchnorm"
+
+
 def add_detection_data_arguments(parser: argparse.ArgumentParser, train: bool = True) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", choices=sorted(SEGMENTS), help="a hub detection dataset")

@@ -17,6 +17,12 @@ bad label fails naming its sample, boxes reaching outside the image are clipped 
 without objects skipped, with a warning. A loss that turns NaN or infinite stops the run
 with the step it happened at, instead of training on.
 
+YOLOv3 trains on a random square size from 320 to 608 px, a new one every 10 batches
+(``--no-random-shape`` keeps ``--data-shape``), as GluonCV's script does. ``--syncbn``
+builds SSD and YOLOv3 with SyncBatchNorm over the ``--ctx`` devices (the parameters keep
+BatchNorm's names, so published files load); Faster R-CNN's ``*_syncbn_*`` models always
+synchronise over the ``--ctx`` devices.
+
 Several machines work as for classification (``--kvstore dist_sync`` under
 ``python -m gluon_cv_core.scripts.launch``): each worker reads its own shard and the
 gradients are averaged over every device of every worker.
@@ -41,7 +47,8 @@ log = logging.getLogger("gluon_cv_core.train_detection")
 
 #: schedule settings a recipe may set, and the value when neither it nor the user does
 FALLBACKS = {"lr": 0.001, "lr_mode": "step", "lr_decay": 0.1, "lr_decay_epoch": "", "warmup_epochs": 0,
-             "wd": 5e-4, "momentum": 0.9, "num_epochs": 100, "optimizer": "sgd", "batch_size": 8}
+             "wd": 5e-4, "momentum": 0.9, "num_epochs": 100, "optimizer": "sgd", "batch_size": 8,
+             "lr_warmup": 0, "lr_warmup_factor": 1.0 / 3.0}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,9 +73,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lr-decay-epoch", help="step mode: comma-separated epochs where the rate drops")
     parser.add_argument("--warmup-epochs", type=int, help="linear warm-up length")
     parser.add_argument("--warmup-lr", type=float, default=0.0, help="learning rate the warm-up starts at")
+    parser.add_argument("--lr-warmup", type=int,
+                        help="warm up over the first N iterations of the first epoch (Faster R-CNN on COCO: 1000)")
+    parser.add_argument("--lr-warmup-factor", type=float,
+                        help="the iteration warm-up starts at this fraction of --lr (default 1/3)")
     parser.add_argument("--mixup", action="store_true", help="YOLOv3: train on mixed image pairs")
     parser.add_argument("--no-mixup-epochs", type=int, help="YOLOv3: train the last N epochs without mixup")
     parser.add_argument("--label-smoothing", action="store_true", help="YOLOv3: smooth the class targets")
+    parser.add_argument("--no-random-shape", dest="random_shape", action="store_false",
+                        help="YOLOv3: train at --data-shape only, not at a random size every few batches")
+    parser.add_argument("--random-shapes", type=_sides, metavar="SIDES",
+                        help="YOLOv3: comma-separated training sides, multiples of 32 (default 320,352,...,608)")
+    parser.add_argument("--random-shape-interval", type=int, metavar="N",
+                        help="YOLOv3: draw a new training side every N batches (default 10)")
+    parser.add_argument("--syncbn", action="store_true",
+                        help="SSD, YOLOv3: synchronise BatchNorm statistics over the --ctx devices "
+                             "(Faster R-CNN: pick a *_syncbn_* model)")
     parser.add_argument("--no-hybridize", dest="hybridize", action="store_false", help="run imperatively")
     parser.add_argument("--kvstore", default="device",
                         help="device, local, or dist_sync / dist_device_sync / dist_async under the launcher")
@@ -81,9 +101,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _sides(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(side) for side in text.split(",") if side.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: write whole pixel sides, e.g. 320,352,384") from None
+
+
 def _family_options(args: argparse.Namespace) -> dict[str, Any]:
     """The family switches the user set, passed to the recipe (which rejects unknown ones)."""
     options: dict[str, Any] = {}
+    if not args.random_shape:
+        options["random_shape"] = False
+    if args.random_shapes is not None:
+        options["random_shapes"] = args.random_shapes
+    if args.random_shape_interval is not None:
+        options["random_shape_interval"] = args.random_shape_interval
     if args.mixup:
         options["mixup"] = True
     if args.label_smoothing:
@@ -104,6 +137,33 @@ def _fill_defaults(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
             setattr(args, key, value)
 
 
+class IterationWarmup(mx.lr_scheduler.LRScheduler):
+    """GluonCV's Faster R-CNN warm-up on top of ``schedule``: update ``i`` (from 0) of the first
+    epoch, up to ``iterations``, runs at ``factor * (1 - a) + a`` of the rate, ``a = i / iterations``.
+    Per iteration rather than per epoch because COCO's first epoch alone is 118k iterations."""
+
+    def __init__(self, schedule: Any, iterations: int, factor: float, steps_per_epoch: int) -> None:
+        super().__init__(base_lr=schedule.base_lr)
+        self.schedule, self.iterations, self.factor = schedule, iterations, factor
+        self.steps_per_epoch = steps_per_epoch
+
+    def __call__(self, num_update: int) -> float:
+        lr = self.schedule(num_update)
+        i = num_update - 1  # MXNet counts updates from 1
+        if self.iterations > 0 and i <= self.iterations and i < self.steps_per_epoch:
+            alpha = i / self.iterations
+            lr *= self.factor * (1 - alpha) + alpha
+        return lr
+
+
+def warmed_schedule(args: argparse.Namespace, steps_per_epoch: int) -> Any:
+    """:func:`lr_schedule`, with the iteration warm-up of ``--lr-warmup`` when it is positive."""
+    schedule = lr_schedule(args, steps_per_epoch)
+    if args.lr_warmup > 0:
+        return IterationWarmup(schedule, args.lr_warmup, args.lr_warmup_factor, steps_per_epoch)
+    return schedule
+
+
 def _build(args: argparse.Namespace, classes: Sequence[str], ctx: list[Any]) -> Any:
     """The network: published weights with its classes reset to the data's, or a fresh
     one for the data's classes (on a pretrained backbone unless --no-pretrained-base)."""
@@ -114,12 +174,36 @@ def _build(args: argparse.Namespace, classes: Sequence[str], ctx: list[Any]) -> 
     # Faster R-CNN sizes its region sampler for the images one device sees (GluonCV's
     # recipes train it with one per device, the default here too)
     extra = {"per_device_batch_size": args.batch_size or 1} if family_of(args.model) == "faster_rcnn_" else {}
+    extra.update(_norm_options(args.model, args.syncbn, len(ctx)))
     if args.pretrained:
         net = gluon_hub.load(args.model, pretrained=args.pretrained, ctx=ctx, **extra)
         if tuple(net.classes) != tuple(classes):
             net.reset_class(list(classes), reuse_weights=[c for c in classes if c in net.classes] or None)
         return net
     return gluon_hub.load(args.model, ctx=ctx, classes=list(classes), pretrained_base=args.pretrained_base, **extra)
+
+
+def _norm_options(model: str, syncbn: bool, num_devices: int) -> dict[str, Any]:
+    """The normalization arguments of the network's factory, as GluonCV's scripts choose them:
+    ``--syncbn`` puts SyncBatchNorm over ``num_devices`` in SSD's and YOLOv3's BatchNorm
+    places; Faster R-CNN's ``*_syncbn_*`` models synchronise over the training devices."""
+    from ..detection_training.recipe import family_of
+    from ._detection import SyncBatchNorm
+
+    family = family_of(model)
+    if family == "faster_rcnn_":
+        if "syncbn" in model.split("_"):
+            return {"num_devices": num_devices}
+        if syncbn:
+            raise ValueError(f"Faster R-CNN chooses SyncBatchNorm by its name: train a faster_rcnn_fpn_syncbn_* "
+                             f"model instead of {model} with --syncbn")
+        return {}
+    if not syncbn:
+        return {}
+    if family not in ("ssd_", "yolo3_"):
+        raise ValueError(f"--syncbn applies to SSD and YOLOv3 (as in GluonCV's scripts); {model} trains with "
+                         "BatchNorm: leave --syncbn out")
+    return {"norm_layer": SyncBatchNorm, "norm_kwargs": {"num_devices": num_devices}}
 
 
 def _trace_afresh(net: Any, hybridize: bool) -> None:
@@ -156,7 +240,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
     if len(sampler) < global_batch:
         raise ValueError(f"this worker's {len(sampler)} training images do not fill one batch of {global_batch} "
                          f"(--batch-size {args.batch_size} x {len(ctx)} device(s)); lower --batch-size")
-    loader = mx.gluon.data.DataLoader(train_data, global_batch, sampler=sampler, last_batch="discard",
+    loader = mx.gluon.data.DataLoader(train_data, batch_sampler=recipe.batch_sampler(sampler, global_batch),
                                       batchify_fn=recipe.batchify(), num_workers=args.num_workers)
     steps_per_epoch = len(sampler) // global_batch
     if args.steps_per_epoch:
@@ -166,7 +250,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
     recipe.prepare()
     trainer = mx.gluon.Trainer(
         net.collect_params(), args.optimizer,
-        {"learning_rate": args.lr, "wd": args.wd, "lr_scheduler": lr_schedule(args, steps_per_epoch),
+        {"learning_rate": args.lr, "wd": args.wd, "lr_scheduler": warmed_schedule(args, steps_per_epoch),
          **({"momentum": args.momentum} if args.optimizer in ("sgd", "nag") else {})},
         kvstore=kv,
     )

@@ -81,3 +81,49 @@ def test_validation_batches_pad_images_and_labels() -> None:
     np.testing.assert_array_equal(images[1, :, :, :3].asnumpy(), 2)
     np.testing.assert_array_equal(labels[1].asnumpy(), -1)
     np.testing.assert_array_equal(scales.asnumpy().ravel(), [2.0, 0.5])
+
+
+def sync_norm_layers(block) -> list:
+    """The SyncBatchNorm blocks under ``block``."""
+    found = [block] if isinstance(block, mx.gluon.contrib.nn.SyncBatchNorm) else []
+    for child in block._children.values():
+        found += sync_norm_layers(child)
+    return found
+
+
+def test_syncbn_builds_synchronised_batchnorm_that_loads_batchnorm_files_and_trains(tmp_path) -> None:
+    import gluon_hub
+
+    root = write_shapes_voc(tmp_path / "data", count=6, size=(80, 64))
+    yolo = "yolo3_mobilenet0.25_voc"
+    args = train_detection.build_parser().parse_args(
+        ["--model", yolo, *data_args(root), "--train-segment", "shapes/train", "--no-pretrained-base", "--syncbn",
+         "--no-random-shape", "--num-epochs", "1", "--steps-per-epoch", "1", "--log-interval", "0",
+         "--save-dir", str(tmp_path / "params")])
+    net = train_detection._build(args, SHAPE_CLASSES, [mx.cpu()])
+    layers = sync_norm_layers(net)
+    assert layers and not [b for b in net.collect_params().values() if "syncbatchnorm" in b.name]
+    assert {layer._kwargs["ndev"] for layer in layers} == {1}  # one per --ctx device
+
+    history = train_detection.train(args)  # one step through the script
+    assert all(math.isfinite(history[0][name]) for name in ("objectness", "box_center", "box_scale", "class"))
+    plain = gluon_hub.load(yolo, classes=list(SHAPE_CLASSES), pretrained_base=False)  # BatchNorm: the published layout
+    plain.load_parameters(str(tmp_path / "params" / f"{yolo}-0001.params"), allow_missing=False, ignore_extra=False)
+
+    # SSD's backbone becomes a traced symbol named after its layers: a BatchNorm file still loads strictly
+    ssd = "ssd_300_mobilenet0.25_voc"
+    bn = gluon_hub.load(ssd, classes=list(SHAPE_CLASSES), pretrained_base=False)
+    bn.initialize()
+    bn(mx.nd.zeros((1, 3, 128, 128)))
+    bn.save_parameters(str(tmp_path / "ssd.params"))
+    sync = train_detection._build(train_detection.build_parser().parse_args(
+        ["--model", ssd, *data_args(root), "--no-pretrained-base", "--syncbn"]), SHAPE_CLASSES, [mx.cpu(0), mx.cpu(1)])
+    assert "_contrib_SyncBatchNorm" in sync.features._cached_graph[1].tojson()
+    assert '"ndev": "2"' in sync.features._cached_graph[1].tojson()
+    sync.load_parameters(str(tmp_path / "ssd.params"), allow_missing=False, ignore_extra=False)
+
+    with pytest.raises(ValueError, match="applies to SSD and YOLOv3"):
+        train_detection._norm_options(MODEL, True, 1)
+    with pytest.raises(ValueError, match="train a faster_rcnn_fpn_syncbn_\\* model"):
+        train_detection._norm_options("faster_rcnn_resnet50_v1b_voc", True, 1)
+    assert train_detection._norm_options("faster_rcnn_fpn_syncbn_resnet50_v1b_voc", False, 4) == {"num_devices": 4}

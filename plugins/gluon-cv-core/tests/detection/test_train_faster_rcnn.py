@@ -263,3 +263,40 @@ def test_a_batch_larger_than_the_network_samples_for_says_how_to_build_it() -> N
 def test_an_uninitialized_network_is_refused_with_the_fix() -> None:
     with pytest.raises(ValueError, match="initialize the network"):
         FasterRCNNRecipe(build_ours(C4))
+
+
+def test_coco_schedule_warms_up_per_iteration_as_gluoncv_does() -> None:
+    import argparse
+
+    from gluon_cv_core.scripts.train_detection import _fill_defaults, warmed_schedule
+
+    args = argparse.Namespace(lr=None, lr_mode=None, lr_decay=None, lr_decay_epoch=None, warmup_epochs=None,
+                              warmup_lr=0.0, wd=None, momentum=None, num_epochs=None, optimizer=None,
+                              batch_size=None, lr_warmup=None, lr_warmup_factor=None)
+    _fill_defaults(args, COCO_DEFAULTS)
+    assert (args.lr, args.lr_warmup, args.lr_warmup_factor) == (0.00125, 1000, 1.0 / 3.0)
+    steps_per_epoch = 1500
+    param = mx.gluon.Parameter("w", shape=(1,))
+    param.initialize()
+    trainer = mx.gluon.Trainer([param], "sgd", {"learning_rate": args.lr,
+                                                "lr_scheduler": warmed_schedule(args, steps_per_epoch)})
+    rates = []
+    for _ in range(1003):
+        with mx.autograd.record():
+            loss = param.data() * 2
+        loss.backward()
+        trainer.step(1)
+        rates.append(trainer.learning_rate)
+    # GluonCV's train_faster_rcnn.py: batch i of epoch 0, i <= lr_warmup, runs at
+    # lr * (factor * (1 - i / lr_warmup) + i / lr_warmup)
+    for i in (0, 1, 500, 999, 1000, 1001, 1002):
+        alpha = min(i / 1000, 1.0)
+        expected = 0.00125 * ((1 - alpha) / 3 + alpha)
+        assert rates[i] == pytest.approx(expected, rel=1e-9), i
+    assert rates[0] == pytest.approx(0.00125 / 3)
+    # the warm-up belongs to the first epoch only: a short epoch ends it early
+    short = warmed_schedule(args, 10)
+    assert short(10) == pytest.approx(0.00125 * ((1 - 0.009) / 3 + 0.009)) and short(11) == 0.00125
+    voc = argparse.Namespace(**{**vars(args), "lr_warmup": None, "lr_warmup_factor": None})
+    _fill_defaults(voc, VOC_DEFAULTS)
+    assert voc.lr_warmup == 0 and warmed_schedule(voc, 10)(1) == voc.lr

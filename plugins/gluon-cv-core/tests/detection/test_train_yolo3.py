@@ -259,3 +259,62 @@ def test_the_loss_goes_down_on_the_shapes_dataset(tmp_path) -> None:
     first, last = history[:5].mean(axis=0), history[-5:].mean(axis=0)
     assert last.sum() < 0.25 * first.sum(), (first, last)
     assert last[0] < 0.2 * first[0], (first, last)  # objectness: most cells learn "no object"
+
+
+def prefetch_rows(side: int) -> int:
+    """Prediction rows of a YOLOv3 at ``side`` x ``side``: 3 anchors per cell at strides 32, 16, 8."""
+    return 3 * sum((side // stride) ** 2 for stride in (32, 16, 8))
+
+
+def test_multi_scale_training_changes_the_size_every_interval_batches(net, tmp_path) -> None:
+    sides, interval = (64, 96, 128), 3
+    recipe = YOLO3Recipe(net, data_shape=(WIDTH, HEIGHT), seed=5, random_shapes=sides, random_shape_interval=interval)
+    data = recipe.training_data(shapes_samples(tmp_path, count=4))
+    copy = pickle.loads(pickle.dumps(data))  # what a spawned loader worker gets
+    for a, b in zip(data[(1, 2)], copy[(1, 2)]):
+        np.testing.assert_array_equal(np.asarray(a.asnumpy() if hasattr(a, "asnumpy") else a),
+                                      np.asarray(b.asnumpy() if hasattr(b, "asnumpy") else b))
+    batches = recipe.batch_sampler(list(range(4)) * 12, 2)  # 24 batches in one epoch
+    assert len(batches) == 24
+    loader = mx.gluon.data.DataLoader(data, batch_sampler=batches, batchify_fn=recipe.batchify(), num_workers=1)
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1e-4, "momentum": 0.9})
+    seen = []
+    for batch in loader:
+        side = batch[0].shape[2]
+        assert batch[0].shape == (2, 3, side, side) and batch[1].shape == (2, prefetch_rows(side), 1)
+        with mx.autograd.record():
+            losses = recipe.losses(batch)
+        mx.autograd.backward(losses)
+        trainer.step(1)
+        assert all(np.isfinite(loss.asscalar()) for loss in losses), (side, losses)
+        seen.append(side)
+    assert len(seen) == 24 and set(seen) <= set(sides) and all(side % 32 == 0 for side in seen)
+    runs = [seen[k:k + interval] for k in range(0, len(seen), interval)]
+    assert all(len(set(run)) == 1 for run in runs), seen  # one size per interval
+    assert len({run[0] for run in runs}) > 1, seen  # and the size does change
+    # the same seed draws the same sizes again (a new epoch starts with a new draw, as GluonCV's)
+    again = [key[1] for key in (keys[0] for keys in recipe.batch_sampler(list(range(4)) * 12, 2))]
+    assert [sides[k] for k in again] == seen
+
+
+def test_without_random_shape_every_batch_has_the_data_shape(net, tmp_path) -> None:
+    recipe = YOLO3Recipe(net, data_shape=(WIDTH, HEIGHT), seed=5, random_shape=False)
+    data = recipe.training_data(shapes_samples(tmp_path, count=4))
+    loader = mx.gluon.data.DataLoader(data, batch_sampler=recipe.batch_sampler(list(range(4)) * 6, 2),
+                                      batchify_fn=recipe.batchify())
+    assert {batch[0].shape for batch in loader} == {(2, 3, HEIGHT, WIDTH)}
+
+
+def test_random_shape_options_are_checked_and_reach_the_recipe(net) -> None:
+    with pytest.raises(ValueError, match="positive multiples of 32"):
+        YOLO3Recipe(net, data_shape=(WIDTH, HEIGHT), random_shapes=(64, 100))
+    with pytest.raises(ValueError, match="random_shape_interval must be at least 1"):
+        YOLO3Recipe(net, data_shape=(WIDTH, HEIGHT), random_shape_interval=0)
+    from gluon_cv_core.scripts.train_detection import _family_options, build_parser
+
+    parse = build_parser().parse_args
+    base = ["--model", NAME, "--voc-root", "x", "--classes", "a"]
+    assert _family_options(parse(base)) == {}
+    assert _family_options(parse([*base, "--no-random-shape"])) == {"random_shape": False}
+    assert _family_options(parse([*base, "--random-shapes", "64,96", "--random-shape-interval", "3"])) == {
+        "random_shapes": (64, 96), "random_shape_interval": 3}
