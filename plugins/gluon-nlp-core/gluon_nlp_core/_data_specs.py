@@ -49,8 +49,31 @@ def _unique(files: dict[str, FileRef]) -> tuple[FileRef, ...]:
     return tuple(dict.fromkeys(files.values()))
 
 
+# GLUE tasks whose segments are train, dev and test: name, class, task, description, license.
+_GLUE_REST = (
+    ("glue_cola", "GlueCoLA", "text-classification",
+     "GLUE CoLA: whether an English sentence is grammatically acceptable.",
+     "research use; see https://nyu-mll.github.io/CoLA/"),
+    ("glue_stsb", "GlueSTSB", "text-regression",
+     "GLUE STS-B: similarity of sentence pairs, a score from 0 to 5.",
+     "CC BY-SA 3.0 and other sources; see the STS Benchmark page"),
+    ("glue_qqp", "GlueQQP", "text-classification",
+     "GLUE QQP: whether two Quora questions ask the same thing.",
+     "Quora's terms of service (non-commercial research)"),
+    ("glue_qnli", "GlueQNLI", "text-classification",
+     "GLUE QNLI: whether a Wikipedia sentence answers a question (from SQuAD).",
+     "CC BY-SA 4.0"),
+    ("glue_rte", "GlueRTE", "text-classification",
+     "GLUE RTE: whether a sentence entails another (RTE 1, 2, 3 and 5).",
+     "research use; see the RTE challenges"),
+    ("glue_wnli", "GlueWNLI", "text-classification",
+     "GLUE WNLI: Winograd schemas as sentence-pair entailment.",
+     "CC BY 4.0"),
+)
+
+
 def dataset_specs() -> list[DatasetSpec]:
-    """Specs of SQuAD, GLUE SST-2/MRPC/MNLI, TREC, IWSLT2015 en-vi and WikiText-2/103."""
+    """Specs of SQuAD, the nine GLUE tasks, TREC, IWSLT2015 en-vi and WikiText-2/103."""
 
     def spec(name: str, factory: str, **meta: Any) -> DatasetSpec:
         return DatasetSpec(
@@ -95,6 +118,12 @@ def dataset_specs() -> list[DatasetSpec]:
             description="GLUE MultiNLI: entailment, neutral or contradiction of sentence pairs.",
             license="OANC (free) and CC BY-SA 3.0 sources; see the MultiNLI paper",
             paper="https://arxiv.org/abs/1704.05426",
+        ),
+        *(
+            spec(name, f"glue:{cls}", task=task, segments=("train", "dev", "test"),
+                 description=description, license=license,
+                 paper="https://arxiv.org/abs/1804.07461")
+            for name, cls, task, description, license in _GLUE_REST
         ),
         spec(
             "trec",

@@ -1,4 +1,7 @@
-"""SQuAD exact match / F1 as the official evaluation scripts define them; GLUE accuracy and F1.
+"""SQuAD exact match / F1 as the official evaluation scripts define them; GLUE's metrics.
+
+GLUE scores CoLA by the Matthews correlation, MRPC and QQP by accuracy and F1, STS-B by the
+Pearson and Spearman correlations, the other tasks by accuracy.
 
 SQuAD answers are compared after normalization: lower-case, drop ASCII punctuation, drop
 the articles *a*, *an*, *the*, collapse whitespace. F1 is over the bags of normalized
@@ -10,6 +13,7 @@ normalize to nothing are dropped first, as the 2.0 script does.
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
@@ -22,6 +26,9 @@ __all__ = [
     "squad_evaluate",
     "accuracy",
     "binary_f1",
+    "matthews_corrcoef",
+    "pearson_corrcoef",
+    "spearman_corrcoef",
 ]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -181,3 +188,82 @@ def binary_f1(
     if tp == 0:
         return 0.0
     return 2 * tp / (2 * tp + fp + fn)
+
+
+def matthews_corrcoef(predictions: Sequence[Hashable], labels: Sequence[Hashable]) -> float:
+    """Matthews correlation of predicted and true classes (GLUE CoLA), any number of classes.
+
+    The multi-class form (Gorodkin's R_K), equal to scikit-learn's ``matthews_corrcoef``;
+    0.0 when either side holds a single class, where the correlation is undefined.
+
+    Examples
+    --------
+    >>> round(matthews_corrcoef([1, 1, 0, 0, 1], [1, 0, 0, 0, 1]), 4)
+    0.6667
+    """
+    _paired(predictions, labels)
+    n = len(labels)
+    correct = sum(p == t for p, t in zip(predictions, labels))
+    predicted, true = Counter(predictions), Counter(labels)
+    both = sum(predicted[c] * true[c] for c in predicted.keys() & true.keys())
+    covariance = correct * n - both
+    spread = (n * n - sum(v * v for v in predicted.values())) * (
+        n * n - sum(v * v for v in true.values()))
+    return covariance / math.sqrt(spread) if spread else 0.0
+
+
+def _values(predictions: Sequence[float],
+            labels: Sequence[float]) -> tuple[list[float], list[float]]:
+    _paired(predictions, labels)
+    if len(labels) < 2:
+        raise ValueError(f"a correlation needs at least 2 pairs, got {len(labels)}")
+    return [float(p) for p in predictions], [float(t) for t in labels]
+
+
+def _pearson(x: list[float], y: list[float]) -> float:
+    mean_x, mean_y = math.fsum(x) / len(x), math.fsum(y) / len(y)
+    dx, dy = [v - mean_x for v in x], [v - mean_y for v in y]
+    spread = math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
+    if spread == 0:
+        return math.nan  # a constant side: undefined, as scipy reports it
+    return max(-1.0, min(1.0, math.fsum(a * b for a, b in zip(dx, dy)) / spread))
+
+
+def pearson_corrcoef(predictions: Sequence[float], labels: Sequence[float]) -> float:
+    """Pearson correlation of predicted and true scores (GLUE STS-B), as
+    ``scipy.stats.pearsonr``; NaN when either side is constant.
+
+    Examples
+    --------
+    >>> round(pearson_corrcoef([1.0, 2.0, 3.0, 5.0], [1.0, 3.0, 2.0, 5.0]), 4)
+    0.8857
+    """
+    return _pearson(*_values(predictions, labels))
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """1-based ranks, ties sharing their average rank (scipy's ``rankdata`` default)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for i in order[start:end + 1]:
+            ranks[i] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def spearman_corrcoef(predictions: Sequence[float], labels: Sequence[float]) -> float:
+    """Spearman rank correlation (GLUE STS-B): Pearson's on ranks, ties averaged, as
+    ``scipy.stats.spearmanr``; NaN when either side is constant.
+
+    Examples
+    --------
+    >>> spearman_corrcoef([0.1, 0.4, 0.2, 0.9], [1.0, 3.0, 2.0, 5.0])
+    1.0
+    """
+    x, y = _values(predictions, labels)
+    return _pearson(_ranks(x), _ranks(y))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import shutil
 from pathlib import Path
@@ -91,6 +92,87 @@ def test_tsv_with_missing_column_is_refused(tmp_path):
         gluon_hub.load_dataset("glue_sst2", segment="train", root=str(tmp_path))
 
 
+GLUE_REST = {"glue_cola": "GlueCoLA", "glue_stsb": "GlueSTSB", "glue_qqp": "GlueQQP",
+             "glue_qnli": "GlueQNLI", "glue_rte": "GlueRTE", "glue_wnli": "GlueWNLI"}
+
+
+def _gluonnlp_glue(cls_name: str, segment: str, root: Path) -> list:
+    """GluonNLP's own GLUE class on ``root``'s files: only its download step is skipped
+    (the fixtures cannot carry the published hashes); the columns are GluonNLP's."""
+    base = getattr(gluonnlp.data, cls_name)
+    local = type(cls_name, (base,), {"_get_data": lambda self, *args: None})
+    return list(local(segment, root=str(root)))
+
+
+@pytest.mark.parametrize("name", sorted(GLUE_REST))
+@pytest.mark.parametrize("segment", ["train", "dev", "test"])
+def test_glue_tasks_read_as_gluonnlp_does(name, segment):
+    # QQP's dev fixture has a broken row, as the published file does: both readers drop it.
+    dropped = name == "glue_qqp" and segment == "dev"
+    with pytest.warns(UserWarning, match="incomplete") if dropped else contextlib.nullcontext():
+        ours = load(name, segment, name)
+        theirs = _gluonnlp_glue(GLUE_REST[name], segment, FIXTURES / name)
+    assert list(ours) == theirs and len(theirs) >= 1
+
+
+def test_glue_mnli_segments_read_as_gluonnlp_does():
+    for segment in ("train", "dev_matched", "dev_mismatched", "test_matched"):
+        assert list(load("glue_mnli", segment, "glue_mnli")) == _gluonnlp_glue(
+            "GlueMNLI", segment, FIXTURES / "glue_mnli")
+
+
+def test_glue_samples_by_hand():
+    cola = load("glue_cola", "train", "glue_cola")
+    assert cola[0] == ["The sailors rode the breeze clear of the rocks.", "1"]
+    assert [label for _, label in cola] == ["1"] * 4 + ["0"] * 4
+    assert load("glue_cola", "test", "glue_cola")[0] == ["Bill whistled past the house."]
+    stsb = load("glue_stsb", "dev", "glue_stsb")
+    assert stsb[0] == ["A man with a hard hat is dancing.", "A man wearing a hard hat is dancing.",
+                       "5.000"]
+    qnli = load("glue_qnli", "dev", "glue_qnli")
+    assert [row[2] for row in qnli] == ["entailment", "not_entailment"]
+    assert load("glue_wnli", "test", "glue_wnli")[0][1].startswith("Horses ran away")
+
+
+def test_glue_qqp_skips_incomplete_rows_naming_the_lines():
+    with pytest.warns(UserWarning, match=r"dev\.tsv: skipped 1 incomplete row\(s\), line\(s\) 3"):
+        dev = load("glue_qqp", "dev", "glue_qqp")
+    assert [row[2] for row in dev] == ["0", "1"]
+
+
+@pytest.mark.parametrize("name, text, line, match", [
+    ("glue_cola", "gj04\t1\t\tGood.\ngj04\t0\n", 2, "2 fields, expected 4"),
+    ("glue_rte", "index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta b\n", 3,
+     "2 fields, expected 4"),
+    ("glue_stsb", "\t".join(["index", "genre", "filename", "year", "old_index", "source1",
+                             "source2", "sentence1", "sentence2", "score"]) + "\n"
+     + "\t".join(["0", "g", "f", "y", "0", "s", "s", "A b.", "A c.", "high"]) + "\n", 2,
+     "score 'high' is not a number"),
+])
+def test_malformed_glue_files_name_the_file_and_line(tmp_path, name, text, line, match):
+    (tmp_path / "dev.tsv").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=match) as exc:
+        gluon_hub.load_dataset(name, segment="dev", root=str(tmp_path))
+    assert f"{tmp_path / 'dev.tsv'}:{line}:" in str(exc.value)
+
+
+def test_glue_registry_hashes_are_gluonnlps():
+    """Every file hash equals the one in GluonNLP's GLUE classes, read from its source."""
+    import inspect
+    import re
+
+    for name, cls_name in {**GLUE_REST, "glue_sst2": "GlueSST2", "glue_mnli": "GlueMNLI"}.items():
+        source = inspect.getsource(getattr(gluonnlp.data, cls_name).__init__)
+        published = {seg: (zip_sha1, sha1) for seg, _, zip_sha1, sha1 in re.findall(
+            r"'(\w+)': \('(\w+)',\s*'([0-9a-f]{40})',\s*'([0-9a-f]{40})'\)", source)}
+        ours = dataset_files(name)
+        assert set(ours) == set(published) == set(gluon_hub.dataset_info(name).segments)
+        for segment, ref in ours.items():
+            assert (ref.archive_hash, ref.hash) == tuple(f"sha1:{h}" for h in published[segment])
+            assert ref.filename.endswith(f"/{segment}-{published[segment][1][:8]}.zip")
+            assert ref.extract == f"{segment}.tsv"
+
+
 def test_trec_label_lines_and_json():
     train = load("trec", "train", "trec")
     assert train[0] == ["How did serfdom develop in and then leave Russia ?", TREC_CLASSES.index("DESC")]
@@ -154,7 +236,8 @@ def test_datasets_pickle_transform_and_work_with_the_mxnet_dataloader():
 def test_specs_list_real_published_files():
     specs = {s.name: s for s in gluon_hub.dataset_info.__globals__["get_hub"]().catalog("datasets")
              if s.plugin == "nlp"}
-    assert set(specs) == {"squad", "glue_sst2", "glue_mrpc", "glue_mnli", "trec", "iwslt2015",
+    assert set(specs) == {"squad", "glue_cola", "glue_sst2", "glue_mrpc", "glue_stsb", "glue_qqp",
+                          "glue_mnli", "glue_qnli", "glue_rte", "glue_wnli", "trec", "iwslt2015",
                           "wikitext2", "wikitext103"}
     ref = dataset_files("squad")["2.0/dev"]
     assert ref.hash == "sha1:846082d15ed71cb5220645b9d473441e00070778"

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import math
+import random
+import warnings
+
 import pytest
+from scipy import stats
+from sklearn.metrics import matthews_corrcoef as sk_matthews
 
 from gluon_nlp_core.metrics import (
     accuracy,
     binary_f1,
+    matthews_corrcoef,
     normalize_answer,
+    pearson_corrcoef,
+    spearman_corrcoef,
     squad_evaluate,
     squad_exact_match,
     squad_f1,
@@ -88,3 +97,44 @@ def test_glue_accuracy_and_positive_class_f1():
         accuracy([1], [1, 0])
     with pytest.raises(ValueError, match="no labels"):
         binary_f1([], [])
+
+
+def test_matthews_by_hand_and_equal_to_sklearn():
+    # tp=2, tn=2, fp=1, fn=0: (2*2 - 1*0) / sqrt(3 * 2 * 2 * 3) = 4/6
+    assert matthews_corrcoef([1, 1, 0, 0, 1], [1, 0, 0, 0, 1]) == pytest.approx(2 / 3)
+    assert matthews_corrcoef(["1", "0"], ["0", "1"]) == pytest.approx(-1.0)
+    assert matthews_corrcoef([1, 1, 1], [1, 0, 1]) == 0.0  # one predicted class: undefined
+    rng = random.Random(0)
+    for classes in (2, 3):
+        for _ in range(20):
+            labels = [rng.randrange(classes) for _ in range(rng.randrange(2, 30))]
+            predictions = [t if rng.random() < 0.6 else rng.randrange(classes) for t in labels]
+            assert matthews_corrcoef(predictions, labels) == pytest.approx(
+                sk_matthews(labels, predictions), abs=1e-12)
+    with pytest.raises(ValueError, match="predictions for"):
+        matthews_corrcoef([1], [1, 0])
+
+
+def test_pearson_and_spearman_equal_scipy_ties_included():
+    # deviations from the mean 2.75: 7.75 / 8.75
+    assert pearson_corrcoef([1, 2, 3, 5], [1, 3, 2, 5]) == pytest.approx(31 / 35)
+    # ranks with ties averaged: x -> 1, 2.5, 2.5, 4; y -> 1, 2, 3, 4
+    assert spearman_corrcoef([0.0, 1.0, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0]) == pytest.approx(
+        4.5 / math.sqrt(4.5 * 5))
+    rng = random.Random(1)
+    for _ in range(20):
+        n = rng.randrange(3, 25)
+        labels = [round(rng.uniform(0, 5), 1) for _ in range(n)]
+        predictions = [t + rng.gauss(0, 1.5) for t in labels]
+        predictions[0] = predictions[-1]  # a tie in the predictions too
+        assert pearson_corrcoef(predictions, labels) == pytest.approx(
+            stats.pearsonr(predictions, labels)[0], abs=1e-12)
+        assert spearman_corrcoef(predictions, labels) == pytest.approx(
+            stats.spearmanr(predictions, labels)[0], abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns about the constant input
+        assert math.isnan(stats.pearsonr([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])[0])
+    assert math.isnan(pearson_corrcoef([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
+    assert math.isnan(spearman_corrcoef([1.0, 2.0, 3.0], [2.0, 2.0, 2.0]))
+    with pytest.raises(ValueError, match="at least 2"):
+        pearson_corrcoef([1.0], [2.0])

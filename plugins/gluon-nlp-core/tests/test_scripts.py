@@ -18,8 +18,15 @@ import gluon_hub
 from gluon_hub.compat import mx
 from gluon_nlp_core import metrics
 from gluon_nlp_core.models.bert import BERTClassifier
+from gluon_nlp_core.models.roberta import RoBERTaClassifier
 from gluon_nlp_core.scripts import evaluate_lm, finetune_classifier, finetune_squad
-from gluon_nlp_core.text import BERT_SPECIAL_TOKENS, BERTBasicTokenizer, BERTTokenizer, Vocab
+from gluon_nlp_core.text import (
+    BERT_SPECIAL_TOKENS,
+    BERTBasicTokenizer,
+    BERTTokenizer,
+    GPT2BPETokenizer,
+    Vocab,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY_BERT = {"num_layers": 1, "units": 32, "hidden_size": 64, "num_heads": 2,
@@ -137,6 +144,154 @@ def _glue_scores(task: str, predictions: list[str], labels: list[str]) -> dict[s
         fn = sum(t == "1" != p for p, t in zip(predictions, labels))
         scores["f1"] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
     return scores
+
+
+# Every GLUE task on its fixture: the metric names GLUE reports, values recomputed with
+# scikit-learn / scipy from the written predictions; CoLA and STS-B train long enough to
+# show the loss falling (classification and regression), the others a few steps.
+GLUE_RUNS = {"cola": 30, "stsb": 60, "qqp": 2, "mnli": 2, "qnli": 2, "rte": 2, "wnli": 2}
+
+
+def _reference_scores(task: str, predictions: list, labels: list) -> dict[str, float]:
+    from scipy import stats
+    from sklearn import metrics as sk
+
+    if task == "stsb":
+        gold = [float(label) for label in labels]
+        return {"pearson": stats.pearsonr(predictions, gold)[0],
+                "spearman": stats.spearmanr(predictions, gold)[0]}
+    if task == "cola":
+        return {"mcc": sk.matthews_corrcoef(labels, predictions)}
+    scores = {"accuracy": sk.accuracy_score(labels, predictions)}
+    if task == "qqp":
+        scores["f1"] = sk.f1_score(labels, predictions, pos_label="1", zero_division=0.0)
+    return scores
+
+
+@pytest.mark.filterwarnings("ignore:.*incomplete row")  # QQP's dev fixture, on purpose
+@pytest.mark.parametrize("task", sorted(GLUE_RUNS))
+def test_finetune_every_glue_task_end_to_end(task, tmp_path, capsys):
+    data = FIXTURES / ("glue_mnli" if task == "mnli" else f"glue_{task}")
+    spec = finetune_classifier.TASKS[task]
+    segments = ("train", *spec.dev_segments)
+    rows = {seg: list(gluon_hub.load_dataset(spec.dataset, segment=seg, root=str(data)))
+            for seg in segments}
+    texts = [text for seg in segments for row in rows[seg] for text in row[:-1]]
+    _write_bert_vocab(tmp_path / "vocab.json", texts, {})
+    out = tmp_path / "out"
+    epochs = GLUE_RUNS[task]
+    argv = ["--task", task, "--data-dir", str(data), "--output-dir", str(out),
+            "--pretrained", "none", "--vocab-file", str(tmp_path / "vocab.json"),
+            "--model-kwargs", json.dumps(TINY_BERT), "--max-len", "48", "--dropout", "0",
+            "--epochs", str(epochs), "--batch-size", "8", "--lr", "1e-3",
+            "--log-interval", "100"]
+    assert finetune_classifier.main(argv) == 0
+
+    results = json.loads((out / "results.json").read_text())
+    assert len(results["train_loss"]) == epochs  # 8 training samples, one batch per epoch
+    if epochs > 2:
+        assert _falls(results["train_loss"], 0.25), results["train_loss"]
+    if task == "stsb":
+        # Below the L2 loss (half the squared error) of always predicting the mean score:
+        # the regression learned more than the average.
+        scores = np.array([float(row[-1]) for row in rows["train"]])
+        assert np.mean(results["train_loss"][-5:]) < 0.5 * np.var(scores), results["train_loss"]
+    expected = {}
+    for seg in spec.dev_segments:
+        predictions = json.loads((out / f"{seg}_predictions.json").read_text())
+        labels = [row[-1] for row in rows[seg]]
+        assert len(predictions) == len(labels)
+        if task == "stsb":
+            assert all(isinstance(p, float) for p in predictions)
+        else:
+            assert set(predictions) <= set(spec.labels)
+        expected[seg] = _reference_scores(task, predictions, labels)
+        assert list(expected[seg]) == list(spec.metrics)
+    if spec.dev_segments == ("dev",):
+        expected = expected["dev"]
+    else:
+        assert list(expected) == ["dev_matched", "dev_mismatched"]
+    _same_scores(results["dev"], expected)
+    printed = json.loads(capsys.readouterr().out)
+    assert printed.pop("task") == task
+    _same_scores(printed, expected)
+
+
+def _same_scores(actual: dict, expected: dict) -> None:
+    """Equal scores, nested by dev segment or not (``pytest.approx`` takes flat dicts)."""
+    assert list(actual) == list(expected)
+    for key, value in expected.items():
+        if isinstance(value, dict):
+            _same_scores(actual[key], value)
+        else:
+            assert actual[key] == pytest.approx(value, nan_ok=True), key
+
+
+def test_finetune_stsb_regression_refuses_int8_and_bad_scores(tmp_path, capsys):
+    base = ["--task", "stsb", "--output-dir", str(tmp_path / "out"), "--pretrained", "none",
+            "--vocab-file", str(tmp_path / "vocab.json")]
+    with pytest.raises(SystemExit) as exc:
+        finetune_classifier.main([*base, "--data-dir", str(FIXTURES / "glue_stsb"), "--int8"])
+    assert exc.value.code == 2 and "regression" in capsys.readouterr().err
+    header = ["index", "genre", "filename", "year", "old_index", "source1", "source2",
+              "sentence1", "sentence2", "score"]
+    (tmp_path / "train.tsv").write_text("\t".join(header) + "\n" + "\t".join(
+        ["0", "g", "f", "y", "0", "s", "s", "A b .", "A c .", "n/a"]) + "\n", encoding="utf-8")
+    _write_bert_vocab(tmp_path / "vocab.json", ["a b c d"], {})
+    with pytest.raises(SystemExit) as exc:
+        finetune_classifier.main([*base, "--data-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"{tmp_path / 'train.tsv'}:2:" in err and "'n/a'" in err
+
+
+@pytest.mark.parametrize("model", ["distilbert_6_768_12", "roberta_12_768_12"])
+def test_finetune_with_distilbert_and_roberta_backbones(model, tmp_path, capsys):
+    data = FIXTURES / "glue_rte"
+    rows = {seg: list(gluon_hub.load_dataset("glue_rte", segment=seg, root=str(data)))
+            for seg in ("train", "dev")}
+    texts = [text for seg in rows for row in rows[seg] for text in row[:2]]
+    argv = ["--task", "rte", "--model", model, "--data-dir", str(data), "--pretrained", "none",
+            "--output-dir", str(tmp_path / "out"), "--vocab-file", str(tmp_path / "vocab.json"),
+            "--model-kwargs", json.dumps(TINY_BERT), "--max-len", "48", "--dropout", "0",
+            "--epochs", "30", "--batch-size", "8", "--lr", "1e-3", "--log-interval", "100"]
+    if model.startswith("roberta"):
+        merges = tmp_path / "merges.txt"
+        merges.write_text("#version: 0.2\nt h\nth e\nĠ the\ni n\n", encoding="utf-8")
+        bpe = GPT2BPETokenizer(merges)
+        specials = ["<s>", "<pad>", "</s>", "<unk>"]
+        pieces = sorted({piece for text in texts for piece in bpe(text)})
+        vocab = Vocab.from_tokens(specials + pieces, bos_token="<s>", eos_token="</s>",
+                                  padding_token="<pad>")
+        (tmp_path / "vocab.json").write_text(vocab.to_json(), encoding="utf-8")
+        argv += ["--bpe-merges", str(merges)]
+        # RoBERTa's pair layout: <s> A </s></s> B </s>, every piece in the vocabulary.
+        ids, segments, length = finetune_classifier.encode_roberta_pair(
+            bpe, vocab, "cat the", "in", 48)
+        assert vocab.to_tokens(ids) == ["<s>", "c", "a", "t", "Ġthe", "</s>", "</s>", "in",
+                                        "</s>"]
+        assert segments == [0] * 9 and length == 9
+    else:
+        vocab = _write_bert_vocab(tmp_path / "vocab.json", texts, {})
+    assert finetune_classifier.main(argv) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert _falls(results["train_loss"], 0.25), results["train_loss"]
+    assert list(results["dev"]) == ["accuracy"]
+    assert json.loads(capsys.readouterr().out)["task"] == "rte"
+
+    # The saved classifier is the hub's encoder under a first-token head, reloaded strictly.
+    heads = {"use_decoder": False} if model.startswith("roberta") else {}
+    encoder = gluon_hub.load(model, vocab_size=len(vocab), **heads, **TINY_BERT)
+    net = RoBERTaClassifier(encoder, num_classes=2)
+    net.load_parameters(str(tmp_path / "out" / "model.params"))
+    assert not hasattr(encoder, "token_type_embed")
+
+    with pytest.raises(SystemExit) as exc:
+        finetune_classifier.main([*argv, "--int8"])
+    assert exc.value.code == 2 and "--int8 quantizes BERT" in capsys.readouterr().err
+    if not model.startswith("roberta"):
+        with pytest.raises(SystemExit) as exc:
+            finetune_classifier.main([*argv, "--bpe-merges", str(tmp_path / "merges.txt")])
+        assert exc.value.code == 2 and "uses WordPiece" in capsys.readouterr().err
 
 
 def test_scripts_refuse_bad_options_with_a_usage_error(tmp_path, capsys):

@@ -9,7 +9,13 @@ Load them by name through the hub, from the cache or from a directory of your ow
 name           segments                                 sample
 =============  =======================================  ========================================
 squad          train, dev (``version="1.1"``/``"2.0"``)  :class:`SQuADRecord` / :class:`SQuAD2Record`
+glue_cola      train, dev, test                         ``[sentence, label]``
 glue_sst2      train, dev, test                         ``[sentence, label]``
+glue_stsb      train, dev, test                         ``[sentence1, sentence2, score]``
+glue_qqp       train, dev, test                         ``[question1, question2, label]``
+glue_qnli      train, dev, test                         ``[question, sentence, label]``
+glue_rte       train, dev, test                         ``[sentence1, sentence2, label]``
+glue_wnli      train, dev, test                         ``[sentence1, sentence2, label]``
 glue_mrpc      train, dev, test                         ``[sentence1, sentence2, label]``
 glue_mnli      train, dev_matched, dev_mismatched,      ``[sentence1, sentence2, label]``
                test_matched, test_mismatched
@@ -23,7 +29,17 @@ wikitext103    train, val, test                         as wikitext2
 from __future__ import annotations
 
 from ._base import TextDataset
-from .glue import GlueMNLI, GlueMRPC, GlueSST2
+from .glue import (
+    GlueCoLA,
+    GlueMNLI,
+    GlueMRPC,
+    GlueQNLI,
+    GlueQQP,
+    GlueRTE,
+    GlueSST2,
+    GlueSTSB,
+    GlueWNLI,
+)
 from .language_model import WikiText2, WikiText103
 from .squad import SQuAD, SQuAD2Record, SQuADRecord
 from .translation import IWSLT2015
@@ -33,9 +49,15 @@ __all__ = [
     "IWSLT2015",
     "TREC",
     "TREC_CLASSES",
+    "GlueCoLA",
     "GlueMNLI",
     "GlueMRPC",
+    "GlueQNLI",
+    "GlueQQP",
+    "GlueRTE",
     "GlueSST2",
+    "GlueSTSB",
+    "GlueWNLI",
     "SQuAD",
     "SQuAD2Record",
     "SQuADRecord",

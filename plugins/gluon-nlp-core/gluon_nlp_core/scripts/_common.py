@@ -151,13 +151,19 @@ def build_bert(args: argparse.Namespace, vocab: Vocab, use_pooler: bool, ctx: An
     The published files hold the masked-LM and next-sentence heads too; they are skipped
     (``ignore_extra``), so the encoder is built by the hub and then loaded here.
     """
+    return build_encoder(args, vocab, ctx, use_pooler=use_pooler, use_decoder=False,
+                         use_classifier=False)
+
+
+def build_encoder(args: argparse.Namespace, vocab: Vocab, ctx: Any, **heads: bool) -> Any:
+    """``--model`` built with the head switches ``heads`` its factory takes (BERT's three,
+    RoBERTa's ``use_decoder``, none for DistilBERT), loaded as :func:`build_bert` does."""
     kwargs = model_kwargs(args, vocab)
     chosen = [k for k in _HEAD_KWARGS if k in kwargs]
     if chosen:
         raise ValueError(f"--model-kwargs cannot set {', '.join(chosen)}: the script picks "
                          "the heads its task needs")
-    bert = gluon_hub.load(args.model, pretrained=False, ctx=ctx, use_pooler=use_pooler,
-                          use_decoder=False, use_classifier=False, **kwargs)
+    bert = gluon_hub.load(args.model, pretrained=False, ctx=ctx, **heads, **kwargs)
     tag = weight_tag(args)
     if tag is not None:
         # fetch_params checks that the file is an MXNet NDArray file before MXNet parses it.
