@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import random
 import stat
 import struct
 import zipfile
@@ -124,8 +125,10 @@ def test_declared_sizes_beyond_the_file_are_refused(tmp_path):
         check_params_file(path)
 
 
-@pytest.mark.parametrize("data", [b"", b"PK\x03\x04rest", b"\x93NUMPY", os.urandom(64),
-                                  struct.pack("<QQQ", 0x112, 0, 1 << 60)])
+# fixed "random" bytes: parameters must be equal in every pytest-xdist worker
+@pytest.mark.parametrize("data", [b"", b"PK\x03\x04rest", b"\x93NUMPY", random.Random(0).randbytes(64),
+                                  struct.pack("<QQQ", 0x112, 0, 1 << 60)],
+                         ids=["empty", "zip-magic", "npy-magic", "random-bytes", "huge-count"])
 def test_other_files_are_refused(tmp_path, data):
     path = tmp_path / "x.params"
     path.write_bytes(data)

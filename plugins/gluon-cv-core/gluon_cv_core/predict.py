@@ -234,6 +234,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = gluon_hub.info(args.model)
     if spec.task == "object-detection":
         return _detect(args, spec, pretrained, ctx)
+    if spec.task == "semantic-segmentation":
+        from .segmentation_predict import run as segment
+
+        return segment(args, spec, pretrained, ctx)
+    if spec.task == "instance-segmentation":
+        from .instance_predict import run as segment_instances
+
+        return segment_instances(args, spec, pretrained, ctx)
     results = predict(args.model, args.images, args.topk, pretrained, args.params, args.batch_size, ctx,
                       args.classes, download=args.pretrained is not None)
     _print_top(args, results)
