@@ -31,6 +31,6 @@ def gluon_hub_commands():
         CommandSpec(
             name="predict",
             factory="gluon_cv_core.predict:main",
-            description="classify images, or find objects in them: gluon-hub predict MODEL IMAGE...",
+            description="classify images, find objects in them or segment them: gluon-hub predict MODEL IMAGE...",
         )
     ]

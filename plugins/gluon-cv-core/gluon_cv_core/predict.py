@@ -3,7 +3,9 @@
 Images are decoded with MXNet's OpenCV and preprocessed with the model's evaluation
 preset (its ``InputSpec``); scores are softmax probabilities. For an object detector the
 command prints each image's boxes as JSON instead, and ``--out FILE.png`` draws them (see
-:mod:`.detection_predict`).
+:mod:`.detection_predict`); a semantic-segmentation model prints each image's class pixel
+fractions and ``--out`` writes a colour overlay (:mod:`.segmentation_predict`); Mask R-CNN
+prints its instances and ``--out`` draws their masks and boxes (:mod:`.instance_predict`).
 
 It never downloads unless asked. By default it uses the model's published weights if they
 are already in the cache or on a local mirror, and otherwise stops and says how to get
@@ -27,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gluon-hub predict",
         description="Classify images with an image-classification model and print the top-k classes; "
-        "with an object detector, print the boxes of each image as JSON (and draw them with --out).",
+        "with an object detector, print the boxes of each image as JSON (and draw them with --out); "
+        "with a segmentation model, print class pixel fractions or instances (--out draws the masks).",
     )
     parser.add_argument("model", help="model name, for example resnet50_v1d")
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="image files (JPEG, PNG ...)")
@@ -53,9 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ctx", default="cpu", help="device, for example cpu or gpu0 (default cpu)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per image")
     parser.add_argument("--threshold", type=float, default=0.5,
-                        help="detectors: print boxes scoring at least this (default 0.5)")
+                        help="detectors and Mask R-CNN: print boxes scoring at least this (default 0.5)")
     parser.add_argument("--out", metavar="FILE.png",
-                        help="detectors: write the (single) image with its boxes, class names and scores drawn")
+                        help="detectors and segmentation models: write the (single) image with its boxes or masks drawn")
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
                         help="mxnet (default) runs the model in MXNet; onnx runs --model-file in onnxruntime "
                         "without importing MXNet (classifiers; pip install \"gluon-hub[onnxruntime]\")")
