@@ -7,15 +7,13 @@ neither mxnet nor model code.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from gluon_hub.specs import FileRef, InputSpec, Metric, ModelSpec, WeightVariant
+from gluon_hub.specs import InputSpec, Metric, ModelSpec, WeightVariant
 
-_IMAGENET_MEAN = (0.485, 0.456, 0.406)
-_IMAGENET_STD = (0.229, 0.224, 0.225)
+from ._zoo import IMAGENET_MEAN, IMAGENET_STD, published_params, zoo_rows
+
 _CLASSES = {
     "voc": (20, "gluon_cv_core.models.detection.classes:VOC_CLASSES"),
     "coco": (80, "gluon_cv_core.models.detection.classes:COCO_CLASSES"),
@@ -41,12 +39,9 @@ def _metrics(row: dict[str, Any], source: str) -> tuple[Metric, ...]:
 
 
 def _weights(row: dict[str, Any], source: str) -> tuple[WeightVariant, ...]:
-    sha1 = row.get("sha1")
-    if sha1 is None:
+    if row.get("sha1") is None:
         return ()
-    stem = f"{row['name']}-{sha1[:8]}"
-    file = FileRef(hash=f"sha1:{sha1}", filename=f"gluon/models/{stem}.zip", extract=f"{stem}.params")
-    return (WeightVariant(tag=row["classes"], file=file, metrics=_metrics(row, source)),)
+    return (WeightVariant(tag=row["classes"], file=published_params(row), metrics=_metrics(row, source)),)
 
 
 def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSpec:
@@ -62,7 +57,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         description=description,
         task="object-detection",
         kwargs=row["kwargs"],
-        input=InputSpec(shape=(3, size, size), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD,
+        input=InputSpec(shape=(3, size, size), layout="NCHW", mean=IMAGENET_MEAN, std=IMAGENET_STD,
                         num_classes=num_classes, labels=labels),
         output_shape=(row.get("detections", _POST_NMS), 1),
         weights=_weights(row, source),
@@ -76,12 +71,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
 @lru_cache(maxsize=1)
 def _specs() -> tuple[ModelSpec, ...]:
     """Rows of every ``*_zoo.json`` beside the detectors: one file a group of families."""
-    folder = resources.files(__package__).joinpath("models").joinpath("detection")
-    specs: list[ModelSpec] = []
-    for path in sorted((f for f in folder.iterdir() if f.name.endswith("_zoo.json")), key=lambda f: f.name):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        specs += (_spec(row, data["families"], data["metrics_source"]) for row in data["models"])
-    return tuple(specs)
+    return tuple(_spec(row, families, source) for row, families, source in zoo_rows("detection"))
 
 
 def detection_specs() -> list[ModelSpec]:

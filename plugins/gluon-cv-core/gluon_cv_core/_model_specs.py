@@ -9,28 +9,26 @@ listing never imports mxnet or model code.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from gluon_hub.specs import FileRef, InputSpec, Metric, ModelSpec, WeightVariant
+from gluon_hub.specs import InputSpec, Metric, ModelSpec, WeightVariant
 
-_IMAGENET_MEAN = (0.485, 0.456, 0.406)
-_IMAGENET_STD = (0.229, 0.224, 0.225)
+from ._zoo import IMAGENET_MEAN, IMAGENET_STD, published_params, zoo_rows
+
 
 #: input preset -> (weight tag, InputSpec). Resize is crop / 0.875, rounded up, as GluonCV.
 _INPUTS = {
     "imagenet": ("imagenet", InputSpec(
-        shape=(3, 224, 224), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD, resize=256,
+        shape=(3, 224, 224), layout="NCHW", mean=IMAGENET_MEAN, std=IMAGENET_STD, resize=256,
         crop=224, num_classes=1000, labels="gluon_cv_core.labels:IMAGENET1K_LABELS")),
     "inception": ("imagenet", InputSpec(
-        shape=(3, 299, 299), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD, resize=342,
+        shape=(3, 299, 299), layout="NCHW", mean=IMAGENET_MEAN, std=IMAGENET_STD, resize=342,
         crop=299, num_classes=1000, labels="gluon_cv_core.labels:IMAGENET1K_LABELS")),
     # ResNeSt-101/200/269 are trained and evaluated at larger crops (arXiv:2004.08955), as is
     # NASNet-A Large at 331 (arXiv:1707.07012)
     **{f"imagenet{crop}": ("imagenet", InputSpec(
-        shape=(3, crop, crop), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD,
+        shape=(3, crop, crop), layout="NCHW", mean=IMAGENET_MEAN, std=IMAGENET_STD,
         resize=-(-crop * 8 // 7), crop=crop, num_classes=1000,
         labels="gluon_cv_core.labels:IMAGENET1K_LABELS")) for crop in (256, 320, 331, 416)},
     "cifar10": ("cifar10", InputSpec(
@@ -53,15 +51,11 @@ def _metrics(row: dict[str, Any], source: str) -> list[Metric]:
 
 
 def _weights(row: dict[str, Any], tag: str, source: str) -> tuple[WeightVariant, ...]:
-    sha1 = row.get("sha1")
-    if sha1 is None:
+    if row.get("sha1") is None:
         return ()
-    # "file": the name GluonCV publishes the weights under when it is not the model's own
-    # (its hrnet_*_c models load hrnet_*_cls files)
-    stem = f"{row.get('file', row['name'])}-{sha1[:8]}"
-    file = FileRef(hash=f"sha1:{sha1}", filename=f"gluon/models/{stem}.zip", extract=f"{stem}.params")
     note = _CIFAR_NOTE if tag == "cifar10" else ""
-    return (WeightVariant(tag=tag, file=file, metrics=tuple(_metrics(row, source)), description=note),)
+    return (WeightVariant(tag=tag, file=published_params(row), metrics=tuple(_metrics(row, source)),
+                          description=note),)
 
 
 def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSpec:
@@ -86,13 +80,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
 
 @lru_cache(maxsize=1)
 def _specs() -> tuple[ModelSpec, ...]:
-    folder = resources.files(__package__).joinpath("models").joinpath("classification")
-    files = sorted((f for f in folder.iterdir() if f.name.endswith("_zoo.json")), key=lambda f: f.name)
-    specs: list[ModelSpec] = []
-    for file in files:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        specs.extend(_spec(row, data["families"], data["metrics_source"]) for row in data["models"])
-    return tuple(specs)
+    return tuple(_spec(row, families, source) for row, families, source in zoo_rows("classification"))
 
 
 def model_specs() -> list[ModelSpec]:

@@ -7,15 +7,13 @@ segmentation share one row format; a family's ``task`` says which it is. Like
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-from gluon_hub.specs import FileRef, InputSpec, Metric, ModelSpec, WeightVariant
+from gluon_hub.specs import InputSpec, Metric, ModelSpec, WeightVariant
 
-_IMAGENET_MEAN = (0.485, 0.456, 0.406)
-_IMAGENET_STD = (0.229, 0.224, 0.225)
+from ._zoo import IMAGENET_MEAN, IMAGENET_STD, published_params, zoo_rows
+
 _SEMANTIC_LABELS = "gluon_cv_core.models.segmentation.classes"
 #: a row's ``classes`` -> (number of classes, labels path, dataset name in metrics)
 _CLASSES = {
@@ -52,9 +50,8 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
     height, width = (row["size"], row["size"]) if isinstance(row["size"], int) else row["size"]
     weights: tuple[WeightVariant, ...] = ()
     if row.get("sha1"):
-        stem = f"{row.get('file', row['name'])}-{row['sha1'][:8]}"
-        file = FileRef(hash=f"sha1:{row['sha1']}", filename=f"gluon/models/{stem}.zip", extract=f"{stem}.params")
-        weights = (WeightVariant(tag=row["classes"], file=file, metrics=_metrics(row, dataset, source)),)
+        weights = (WeightVariant(tag=row["classes"], file=published_params(row),
+                                 metrics=_metrics(row, dataset, source)),)
     output = (num_classes, height, width) if task == "semantic-segmentation" else (_INSTANCES, 1)
     return ModelSpec(
         name=row["name"],
@@ -62,7 +59,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         description=family["description"].format(**row),
         task=task,
         kwargs=row["kwargs"],
-        input=InputSpec(shape=(3, height, width), layout="NCHW", mean=_IMAGENET_MEAN, std=_IMAGENET_STD,
+        input=InputSpec(shape=(3, height, width), layout="NCHW", mean=IMAGENET_MEAN, std=IMAGENET_STD,
                         num_classes=num_classes, labels=labels),
         output_shape=output,
         weights=weights,
@@ -76,12 +73,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
 @lru_cache(maxsize=1)
 def _specs() -> tuple[ModelSpec, ...]:
     """Rows of every ``*_zoo.json`` beside the segmentation models: one file a group of families."""
-    folder = resources.files(__package__).joinpath("models").joinpath("segmentation")
-    specs: list[ModelSpec] = []
-    for path in sorted((f for f in folder.iterdir() if f.name.endswith("_zoo.json")), key=lambda f: f.name):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        specs += (_spec(row, data["families"], data["metrics_source"]) for row in data["models"])
-    return tuple(specs)
+    return tuple(_spec(row, families, source) for row, families, source in zoo_rows("segmentation"))
 
 
 def segmentation_specs() -> list[ModelSpec]:

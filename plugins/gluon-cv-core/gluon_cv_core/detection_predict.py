@@ -12,7 +12,7 @@ from __future__ import annotations
 import colorsys
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 __all__ = ["Detection", "class_colour", "detect", "draw_detections", "resize_short_within", "to_input"]
 
@@ -75,7 +75,13 @@ def _rows(net: Any, x: Any, classes: Sequence[str], threshold: float, width: int
 
 def detect(net: Any, spec: Any, images: Sequence[str], threshold: float = 0.5,
            ctx: Any = None) -> list[tuple[Any, list[Detection]]]:
-    """``(decoded image, detections)`` for each image file, one forward pass per image.
+    """``(decoded image, detections)`` for each image file, one forward pass per image."""
+    return each_image(net, spec, images, threshold, ctx, _rows)
+
+
+def each_image(net: Any, spec: Any, images: Sequence[str], threshold: float, ctx: Any,
+               decode: Callable[..., list], max_size: int = MAX_SIZE) -> list[tuple[Any, list]]:
+    """``(decoded image, decode(net, x, classes, threshold, width, height))`` for each image file.
 
     Images go one at a time because each keeps its own aspect ratio (GluonCV's demos do the same).
     """
@@ -92,8 +98,8 @@ def detect(net: Any, spec: Any, images: Sequence[str], threshold: float = 0.5,
         image = read_image(path)
         if image.ndim != 3 or image.shape[2] != 3:
             raise ValueError(f"image {path!r} has shape {image.shape}; expected height x width x 3")
-        x = to_input(image, spec).as_in_context(ctx)
-        results.append((image, _rows(net, x, classes, threshold, image.shape[1], image.shape[0])))
+        x = to_input(image, spec, max_size).as_in_context(ctx)
+        results.append((image, decode(net, x, classes, threshold, image.shape[1], image.shape[0])))
     return results
 
 

@@ -11,15 +11,12 @@ onto the original image with :func:`.models.segmentation.mask_rcnn.paste_masks` 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from .detection_predict import Detection, class_colour, draw_detections, to_input
+from .detection_predict import Detection, class_colour, draw_detections, each_image
 
 __all__ = ["Instance", "draw_instances", "run", "segment_instances"]
 
@@ -58,22 +55,7 @@ def segment_instances(net: Any, spec: Any, images: Sequence[str], threshold: flo
                       ctx: Any = None) -> list[tuple[Any, list[Instance]]]:
     """``(decoded image, instances)`` for each image file, one forward pass per image (each
     keeps its own aspect ratio, as in GluonCV's demos)."""
-    from gluon_hub.compat import mx
-
-    from .data.images import read_image
-
-    if not 0 <= threshold <= 1:
-        raise ValueError(f"--threshold must be between 0 and 1, got {threshold}")
-    ctx = ctx or mx.cpu()
-    classes = list(net.classes)
-    results = []
-    for path in images:
-        image = read_image(path)
-        if image.ndim != 3 or image.shape[2] != 3:
-            raise ValueError(f"image {path!r} has shape {image.shape}; expected height x width x 3")
-        x = to_input(image, spec, max_size=net.max_size).as_in_context(ctx)
-        results.append((image, _instances(net, x, classes, threshold, image.shape[1], image.shape[0])))
-    return results
+    return each_image(net, spec, images, threshold, ctx, _instances, max_size=net.max_size)
 
 
 def draw_instances(image: Any, instances: Sequence[Instance], classes: Sequence[str], out: str,
@@ -93,21 +75,7 @@ def draw_instances(image: Any, instances: Sequence[Instance], classes: Sequence[
 def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
     """``gluon-hub predict`` with a Mask R-CNN: one JSON object of instances per image (class,
     score, box, mask area in pixels) and, with ``--out``, the picture of them."""
-    from .predict import _network
+    from .predict import print_each_image
 
-    if args.out and len(args.images) != 1:
-        raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
-    if args.classes:
-        raise ValueError("--classes is for classifiers; a Mask R-CNN's --params file must have its classes")
-    for path in args.images:  # before the network is built, which takes a while
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"image {path!r} does not exist")
-    net = _network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
-    net.hybridize()  # each image keeps its aspect ratio, so shapes vary: no static_shape
-    for path, (image, found) in zip(args.images, segment_instances(net, spec, args.images, args.threshold, ctx)):
-        print(json.dumps({"image": path, "width": image.shape[1], "height": image.shape[0],
-                          "instances": [i.as_json() for i in found]}))
-        if args.out:
-            draw_instances(image, found, net.classes, args.out)
-    sys.stdout.flush()
-    return 0
+    return print_each_image(args, spec, pretrained, ctx, segment_instances, draw_instances, "instances",
+                            "a Mask R-CNN")

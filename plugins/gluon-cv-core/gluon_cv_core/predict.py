@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,24 +132,31 @@ def _network(spec: Any, pretrained: bool | str, params: str | None, ctx: Any, kw
 
 def _detect(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
     """Detectors: one JSON object of boxes per image and, with ``--out``, the picture of them."""
-    import os
-
     from .detection_predict import detect, draw_detections
+
+    return print_each_image(args, spec, pretrained, ctx, detect, draw_detections, "detections", "a detector")
+
+
+def print_each_image(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any,
+                     find: Callable[..., list], draw: Callable[..., None], key: str, what: str) -> int:
+    """Detectors and Mask R-CNN: one JSON object per image listing what ``find`` found under
+    ``key`` and, with ``--out``, the picture ``draw`` makes of it; ``what`` names the model kind."""
+    import os
 
     if args.out and len(args.images) != 1:
         raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
     if args.classes:
-        raise ValueError("--classes is for classifiers; a detector's --params file must have its classes")
+        raise ValueError(f"--classes is for classifiers; {what}'s --params file must have its classes")
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {path!r} does not exist")
     net = _network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
     net.hybridize()  # each image keeps its aspect ratio, so shapes vary: no static_shape
-    for path, (image, found) in zip(args.images, detect(net, spec, args.images, args.threshold, ctx)):
+    for path, (image, found) in zip(args.images, find(net, spec, args.images, args.threshold, ctx)):
         print(json.dumps({"image": path, "width": image.shape[1], "height": image.shape[0],
-                          "detections": [d.as_json() for d in found]}))
+                          key: [item.as_json() for item in found]}))
         if args.out:
-            draw_detections(image, found, net.classes, args.out)
+            draw(image, found, net.classes, args.out)
     sys.stdout.flush()
     return 0
 

@@ -23,14 +23,14 @@ from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
+from ._zoo import IMAGENET_MEAN, IMAGENET_STD
+
 __all__ = ["DEFAULT_SCALES", "MultiScaleEvaluator", "first_output", "window_starts"]
 
 #: the scales GluonCV evaluates its published segmentation models at
 DEFAULT_SCALES: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75)
 #: windows start every ``crop_size * STRIDE_RATE`` pixels (rounded down)
 STRIDE_RATE = 2.0 / 3.0
-_IMAGENET_MEAN = (0.485, 0.456, 0.406)
-_IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 def first_output(outputs: Any) -> Any:
@@ -84,7 +84,7 @@ class MultiScaleEvaluator:
 
     def __init__(self, net: Any, num_classes: int, base_size: int | None = None, crop_size: int | None = None,
                  scales: Sequence[float] = DEFAULT_SCALES, flip: bool = True,
-                 mean: Sequence[float] = _IMAGENET_MEAN, std: Sequence[float] = _IMAGENET_STD,
+                 mean: Sequence[float] = IMAGENET_MEAN, std: Sequence[float] = IMAGENET_STD,
                  ctx: Any = None) -> None:
         base_size = base_size if base_size is not None else getattr(net, "base_size", None)
         crop_size = crop_size if crop_size is not None else getattr(net, "crop_size", None)

@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from .._common import BatchNorm, HybridBlock, make_norm, nn
 from .base import SegBaseModel
 
-__all__ = ["FCN", "FCNHead", "fcn"]
+__all__ = ["FCN", "FCNHead", "HeadedSegModel", "fcn"]
 
 #: GluonCV trains every segmentation head ten times faster than the pretrained backbone
 HEAD_LR_MULT = 10
@@ -39,12 +39,17 @@ class FCNHead(HybridBlock):
         return self.block(x)
 
 
-class FCN(SegBaseModel):
-    """FCN: ``(prediction, aux prediction)``, each ``(N, classes, H, W)`` for an
-    ``(N, 3, H, W)`` input; ``aux=False`` returns the prediction alone (in a 1-tuple).
+class HeadedSegModel(SegBaseModel):
+    """The layout FCN, PSPNet and DeepLabV3 share: ``head_class`` on stage 4 and, with ``aux``,
+    an FCN head on stage 3; both learn ``HEAD_LR_MULT`` times faster than the backbone.
 
-    See :class:`~.base.SegBaseModel` for the parameters.
+    Returns ``(prediction, aux prediction)``, each ``(N, classes, H, W)`` for an
+    ``(N, 3, H, W)`` input of any size; ``aux=False`` returns the prediction alone (in a
+    1-tuple). See :class:`~.base.SegBaseModel` for the parameters.
     """
+
+    #: the stage-4 head, called as ``head_class(in_channels, nclass, norm_layer, norm_kwargs)``
+    head_class: Callable[..., HybridBlock]
 
     def __init__(self, classes: str | Sequence[str], backbone: str = "resnet50", aux: bool = True,
                  pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
@@ -52,10 +57,16 @@ class FCN(SegBaseModel):
         super().__init__(classes, aux, backbone, pretrained_base, base_size, crop_size, norm_layer, norm_kwargs)
         c3, c4 = self.stage_channels
         with self.name_scope():
-            self.head = FCNHead(c4, self.nclass, norm_layer, norm_kwargs)
+            self.head = self.head_class(c4, self.nclass, norm_layer, norm_kwargs)
             self.head.collect_params().setattr("lr_mult", HEAD_LR_MULT)
             if aux:
                 self.auxlayer = aux_head(c3, self.nclass, norm_layer, norm_kwargs)
+
+
+class FCN(HeadedSegModel):
+    """FCN: an :class:`FCNHead` on stage 4 (see :class:`HeadedSegModel`)."""
+
+    head_class = FCNHead
 
 
 def aux_head(in_channels: int, nclass: int, norm_layer: Callable[..., HybridBlock], norm_kwargs: dict | None) -> FCNHead:

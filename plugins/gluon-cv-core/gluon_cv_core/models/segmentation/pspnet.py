@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import SegBaseModel, resize_like
-from .fcn import HEAD_LR_MULT, aux_head
+from .base import resize_like
+from .fcn import HeadedSegModel
 
 __all__ = ["PSPNet", "PyramidPooling", "psp"]
 
@@ -63,23 +63,10 @@ class _PSPHead(HybridBlock):
         return self.block(self.psp(x))
 
 
-class PSPNet(SegBaseModel):
-    """PSPNet: ``(prediction, aux prediction)``, each ``(N, classes, H, W)`` for an
-    ``(N, 3, H, W)`` input of any size; ``aux=False`` returns the prediction alone (in a 1-tuple).
+class PSPNet(HeadedSegModel):
+    """PSPNet: a pyramid-pooling head on stage 4 (see :class:`~.fcn.HeadedSegModel`)."""
 
-    See :class:`~.base.SegBaseModel` for the parameters.
-    """
-
-    def __init__(self, classes: str | Sequence[str], backbone: str = "resnet50", aux: bool = True,
-                 pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> None:
-        super().__init__(classes, aux, backbone, pretrained_base, base_size, crop_size, norm_layer, norm_kwargs)
-        c3, c4 = self.stage_channels
-        with self.name_scope():
-            self.head = _PSPHead(c4, self.nclass, norm_layer, norm_kwargs)
-            self.head.collect_params().setattr("lr_mult", HEAD_LR_MULT)
-            if aux:
-                self.auxlayer = aux_head(c3, self.nclass, norm_layer, norm_kwargs)
+    head_class = _PSPHead
 
 
 def psp(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: bool = True,
