@@ -27,7 +27,7 @@ case "$PROFILE" in
     full) packages=(-e ".[mxnet,test,demo]" -e "plugins/gluon-cv-core[test]"
                     -e "plugins/gluon-nlp-core[test]" -e "plugins/gluon-contrib[test]") ;;
     vision) packages=(-e ".[mxnet]" -e "plugins/gluon-cv-core[test]" -e plugins/gluon-nlp-core
-                      -e plugins/gluon-contrib pytest pytest-xdist hypothesis build wheel scikit-learn) ;;
+                      -e plugins/gluon-contrib pytest hypothesis build wheel scikit-learn) ;;
     *) echo "setup: SETUP_PROFILE must be full or vision, not '$PROFILE'" >&2; exit 1 ;;
 esac
 

@@ -11,8 +11,4 @@ bash scripts/system-deps.sh  # g++, a JDK, JNA and Clojure for the deploy tests
 export GLUON_HUB_STRICT_PLUGINS=1
 .venv/bin/gluon-hub plugins
 .venv/bin/gluon-hub registry check
-# Two workers, each test file kept on one (its fixtures are built once), one MXNet thread
-# each: most of the suite is single-threaded Python, so this nearly halves it on 2 cores.
-# GLUON_HUB_TEST_WORKERS=0 runs everything in this process (for pdb).
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-.venv/bin/python -m pytest -q -p no:cacheprovider -n "${GLUON_HUB_TEST_WORKERS:-2}" --dist loadfile "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
