@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["COCODetectionMetric", "VOCMApMetric", "VOC07MApMetric", "pixel_iou"]
+__all__ = ["COCODetectionMetric", "VOCMApMetric", "VOC07MApMetric", "pixel_iou", "run_cocoeval"]
 
 
 def _numpy(value: Any) -> np.ndarray:
@@ -260,11 +260,6 @@ class COCODetectionMetric:
         return boxes
 
     def _evaluate(self) -> Any:
-        import contextlib
-        import io
-
-        from pycocotools.cocoeval import COCOeval
-
         if self._seen != len(self._image_ids):
             import warnings
 
@@ -274,16 +269,7 @@ class COCODetectionMetric:
         # category that does not exist stands in, and is never matched
         results = self._results or [{"image_id": self._image_ids[0], "category_id": 0, "bbox": [0, 0, 0, 0],
                                      "score": 0.0}]
-        # pycocotools >= 2.0.9 copies the file's "info" into the results; custom files may lack it
-        self._coco.dataset.setdefault("info", {})
-        with contextlib.redirect_stdout(io.StringIO()):  # progress lines
-            evaluation = COCOeval(self._coco, self._coco.loadRes(results), "bbox")
-            evaluation.evaluate()
-            evaluation.accumulate()
-        summary = io.StringIO()
-        with contextlib.redirect_stdout(summary):
-            evaluation.summarize()
-        self.summary = summary.getvalue().strip()
+        evaluation, self.summary = run_cocoeval(self._coco, results, "bbox")
         self.coco_eval = evaluation
         return evaluation
 
@@ -302,3 +288,24 @@ class COCODetectionMetric:
         valid = precision[precision > -1]
         mean = float(np.mean(valid)) if valid.size else float("nan")
         return [*self.dataset.classes, "mAP"], [*values, mean]
+
+
+def run_cocoeval(coco: Any, results: list[dict[str, Any]], iou_type: str) -> tuple[Any, str]:
+    """pycocotools' evaluation of ``results`` against ``coco`` for ``iou_type`` ("bbox", "segm",
+    "keypoints"), its progress lines silenced: ``(COCOeval, printed summary)``. The COCO
+    metrics of boxes, masks and keypoints all score through this one call."""
+    import contextlib
+    import io
+
+    from pycocotools.cocoeval import COCOeval
+
+    # pycocotools >= 2.0.9 copies the file's "info" into the results; custom files may lack it
+    coco.dataset.setdefault("info", {})
+    with contextlib.redirect_stdout(io.StringIO()):  # progress lines
+        evaluation = COCOeval(coco, coco.loadRes(results), iou_type)
+        evaluation.evaluate()
+        evaluation.accumulate()
+    summary = io.StringIO()
+    with contextlib.redirect_stdout(summary):
+        evaluation.summarize()
+    return evaluation, summary.getvalue().strip()

@@ -12,14 +12,12 @@ file in ``tests/segmentation/test_instance_metrics.py``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import warnings
 from typing import Any
 
 import numpy as np
 
-from .detection_metrics import _numpy
+from .detection_metrics import _numpy, run_cocoeval
 
 __all__ = ["COCOInstanceMetric"]
 
@@ -124,8 +122,6 @@ class COCOInstanceMetric:
         return image_id
 
     def _evaluate(self, iou_type: str) -> Any:
-        from pycocotools.cocoeval import COCOeval
-
         results = [dict(r) for r in self._results[iou_type]]  # loadRes adds keys to what it gets
         if not results:
             # loadRes cannot take an empty list: one zero-score detection of a category
@@ -137,16 +133,7 @@ class COCOInstanceMetric:
             empty["counts"] = empty["counts"].decode("ascii")
             results = [{"image_id": self._image_ids[0], "category_id": 0, "score": 0.0,
                         **({"bbox": [0, 0, 0, 0]} if iou_type == "bbox" else {"segmentation": empty})}]
-        # pycocotools >= 2.0.9 copies the file's "info" into the results; custom files may lack it
-        self._coco.dataset.setdefault("info", {})
-        with contextlib.redirect_stdout(io.StringIO()):  # progress lines
-            evaluation = COCOeval(self._coco, self._coco.loadRes(results), iou_type)
-            evaluation.evaluate()
-            evaluation.accumulate()
-        summary = io.StringIO()
-        with contextlib.redirect_stdout(summary):
-            evaluation.summarize()
-        self.summary[iou_type] = summary.getvalue().strip()
+        evaluation, self.summary[iou_type] = run_cocoeval(self._coco, results, iou_type)
         self.coco_eval[iou_type] = evaluation
         return evaluation
 

@@ -10,8 +10,6 @@ a generated COCO keypoints file in ``tests/pose/test_keypoints_data.py``.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import warnings
@@ -19,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .detection_metrics import _numpy
+from .detection_metrics import _numpy, run_cocoeval
 
 __all__ = ["COCOKeyPointsMetric", "STAT_NAMES"]
 
@@ -86,24 +84,13 @@ class COCOKeyPointsMetric:
             json.dump(self.results, out)
 
     def _evaluate(self) -> Any:
-        from pycocotools.cocoeval import COCOeval
-
         if not self.results:
             warnings.warn("COCO keypoint AP of no predictions is 0; call update() first", stacklevel=3)
         # pycocotools' loadRes cannot take an empty list: one zero-score person of a category
         # that does not exist stands in, and is never matched
         results = self.results or [{"image_id": int(self._coco.getImgIds()[0]), "category_id": -1,
                                     "keypoints": [0.0] * 3 * self.dataset.num_joints, "score": 0.0}]
-        # pycocotools >= 2.0.9 copies the file's "info" into the results; custom files may lack it
-        self._coco.dataset.setdefault("info", {})
-        with contextlib.redirect_stdout(io.StringIO()):  # progress lines
-            evaluation = COCOeval(self._coco, self._coco.loadRes(results), "keypoints")
-            evaluation.evaluate()
-            evaluation.accumulate()
-        summary = io.StringIO()
-        with contextlib.redirect_stdout(summary):
-            evaluation.summarize()
-        self.summary = summary.getvalue().strip()
+        evaluation, self.summary = run_cocoeval(self._coco, results, "keypoints")
         self.coco_eval = evaluation
         return evaluation
 
