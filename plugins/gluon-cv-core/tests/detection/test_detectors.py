@@ -18,6 +18,7 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
+    roialign_without_negative_batch_indices,
     assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input,
     random_params_files, randomize, running_stats, strictly_loaded, structure,
 )
@@ -301,18 +302,18 @@ def _strictly_copied(net, params: dict):
 
 @pytest.mark.parametrize("name", OTHER_RCNNS)
 def test_other_rcnn_inference_matches_gluoncv_hybridized_and_not(name: str) -> None:
-    from test_faster_rcnn import TEST_PROPOSALS, _roialign_without_negative_batch_indices, _shrink, _shrunk_options
+    from test_faster_rcnn import TEST_PROPOSALS, _shrink, _shrunk_options
 
     reference = _reference(name)
     reference.initialize()
     _shrink(reference, 1)
-    with _roialign_without_negative_batch_indices():
+    with roialign_without_negative_batch_indices():
         reference(mx.nd.zeros((1, 3, *OTHER_RCNNS[name][0])))  # shapes known: randomize
     randomize(reference, seed=0)
     params = {k: p.data() for k, p in reference._collect_params_with_prefix().items()}
     ours = _strictly_copied(build_ours(name, **_shrunk_options(1)), params)
     expected = {}
-    with _roialign_without_negative_batch_indices():
+    with roialign_without_negative_batch_indices():
         for size in OTHER_RCNNS[name]:
             expected[size] = reference(random_input(1, size))
     for hybridize in (False, True):

@@ -10,7 +10,6 @@ region head cheap on a CPU.
 
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
+    roialign_without_negative_batch_indices,
     assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input,
     random_params_files, running_stats, strictly_loaded,
 )
@@ -93,28 +93,6 @@ FAMILIES = {
 }
 
 
-@contextlib.contextmanager
-def _roialign_without_negative_batch_indices():
-    """GluonCV's FPN pools each level with the regions of other levels at batch index -1.
-    MXNet 1.9's CPU ROIAlign mishandles those (their rows stay uninitialized and other
-    regions' outputs get overwritten), so the reference would be wrong and vary run to run.
-    While it runs, such regions are pooled from image 0 and zeroed: what GluonCV intends."""
-    original = mx.nd.contrib.ROIAlign
-
-    def fixed(data, rois, *args, **kwargs):
-        valid = rois.slice_axis(axis=1, begin=0, end=1).reshape((-1,)) >= 0
-        safe = mx.nd.concat(mx.nd.zeros_like(rois.slice_axis(axis=1, begin=0, end=1)),
-                            rois.slice_axis(axis=1, begin=1, end=None), dim=1)
-        out = original(data, mx.nd.where(valid, rois, safe), *args, **kwargs)
-        return mx.nd.where(valid, out, mx.nd.zeros_like(out))
-
-    mx.nd.contrib.ROIAlign = fixed
-    try:
-        yield
-    finally:
-        mx.nd.contrib.ROIAlign = original
-
-
 def _shrink(reference, batch: int) -> None:
     """Fewer proposals and samples in GluonCV's network (its constructors do not take them)."""
     reference._rpn_test_post_nms = reference.rpn._test_post_nms = TEST_PROPOSALS
@@ -138,7 +116,7 @@ def saved(tmp_path_factory):
         reference = _reference(name)
         reference.initialize()
         _shrink(reference, 1)
-        with _roialign_without_negative_batch_indices():
+        with roialign_without_negative_batch_indices():
             reference(mx.nd.zeros((1, 3, 96, 128)))
         return reference
 
@@ -155,7 +133,7 @@ def _pair(name: str, path: str, batch: int = 1):
 def test_inference_matches_gluoncv_hybridized_and_not(name: str, saved) -> None:
     reference, ours = _pair(name, saved(name))
     expected = {}
-    with _roialign_without_negative_batch_indices():
+    with roialign_without_negative_batch_indices():
         for size in FAMILIES[name]:
             expected[size] = reference(random_input(1, size))
     for hybridize in (False, True):
@@ -192,7 +170,7 @@ def test_training_forward_and_batchnorm_statistics_match_gluoncv(name: str, save
                             [[0, 0, 50, 40], [20, 50, 100, 96], [70, 10, 128, 60]]])
     gt_labels = mx.nd.array([[[3], [7], [-1]], [[0], [11], [5]]])
     before = running_stats(reference)
-    with _roialign_without_negative_batch_indices():
+    with roialign_without_negative_batch_indices():
         expected = _training_step(reference, x, gt_boxes, gt_labels)
     actual = _training_step(ours, x, gt_boxes, gt_labels)
     assert len(actual) == len(expected)

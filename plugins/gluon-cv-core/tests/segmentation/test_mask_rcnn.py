@@ -20,10 +20,10 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
+    roialign_without_negative_batch_indices,
     assert_same, build_ours, flat, random_input, random_params_files, randomize, running_stats, strictly_loaded,
 )
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
-from test_faster_rcnn import _roialign_without_negative_batch_indices
 
 from gluon_cv_core.models.detection.classes import COCO_CLASSES
 from gluon_cv_core.models.segmentation.mask_rcnn import paste_masks
@@ -130,7 +130,7 @@ def saved(tmp_path_factory):
         reference = _reference(name)
         reference.initialize()
         _shrink(reference, 1)
-        with _roialign_without_negative_batch_indices():
+        with roialign_without_negative_batch_indices():
             reference(mx.nd.zeros((1, 3, 96, 128)))
         return reference
 
@@ -147,7 +147,7 @@ def _pair(name: str, path: str, batch: int = 1):
 def test_ids_scores_boxes_and_masks_match_gluoncv_hybridized_and_not(name: str, saved) -> None:
     reference, ours = _pair(name, saved(name))
     expected = {}
-    with _roialign_without_negative_batch_indices():
+    with roialign_without_negative_batch_indices():
         for size in FAMILIES[name]:
             expected[size] = reference(random_input(1, size))
     for hybridize in (False, True):
@@ -193,7 +193,7 @@ def test_training_forward_gradients_and_batchnorm_statistics_match_gluoncv(name:
                             [[0, 0, 50, 40], [20, 50, 100, 96], [70, 10, 128, 60]]])
     gt_labels = mx.nd.array([[[2], [0], [-1]], [[1], [2], [0]]])
     before = running_stats(reference)
-    with _roialign_without_negative_batch_indices():
+    with roialign_without_negative_batch_indices():
         expected = _training_step(reference, x, gt_boxes, gt_labels)
     actual = _training_step(ours, x, gt_boxes, gt_labels)
     assert len(actual) == len(expected)
