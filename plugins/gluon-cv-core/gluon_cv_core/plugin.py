@@ -9,13 +9,17 @@ GLUON_HUB_API = ">=1,<2"
 
 @hookimpl
 def gluon_hub_models():
+    from ._action_specs import action_specs
+    from ._depth_specs import depth_specs
     from ._detection_specs import detection_specs
     from ._int8_specs import int8_specs
     from ._model_specs import model_specs
     from ._pose_specs import pose_specs
     from ._segmentation_specs import segmentation_specs
+    from ._tracking_specs import tracking_specs
 
-    return model_specs() + detection_specs() + segmentation_specs() + pose_specs() + int8_specs()
+    return (model_specs() + detection_specs() + segmentation_specs() + pose_specs() + action_specs()
+            + depth_specs() + tracking_specs() + int8_specs())
 
 
 @hookimpl
@@ -31,6 +35,7 @@ def gluon_hub_commands():
         CommandSpec(
             name="predict",
             factory="gluon_cv_core.predict:main",
-            description="classify images, find objects in them or segment them: gluon-hub predict MODEL IMAGE...",
+            description="classify images, find objects, segment, estimate poses or depth; recognise actions "
+            "and track objects in videos: gluon-hub predict MODEL FILE...",
         )
     ]

@@ -6,6 +6,8 @@ command prints each image's boxes as JSON instead, and ``--out FILE.png`` draws 
 :mod:`.detection_predict`); a semantic-segmentation model prints each image's class pixel
 fractions and ``--out`` writes a colour overlay (:mod:`.segmentation_predict`); Mask R-CNN
 prints its instances and ``--out`` draws their masks and boxes (:mod:`.instance_predict`).
+Pose estimators, action recognisers (on videos), depth estimators and trackers have a
+module each too (``_TASK_MODULES``).
 
 It never downloads unless asked. By default it uses the model's published weights if they
 are already in the cache or on a local mirror, and otherwise stops and says how to get
@@ -20,6 +22,7 @@ preprocessing (:mod:`gluon_hub.runtime`), and never imports MXNet.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from typing import Any, Callable, Sequence
@@ -33,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         "with a segmentation model, print class pixel fractions or instances (--out draws the masks).",
     )
     parser.add_argument("model", help="model name, for example resnet50_v1d")
-    parser.add_argument("images", nargs="+", metavar="IMAGE", help="image files (JPEG, PNG ...)")
+    parser.add_argument("images", nargs="+", metavar="IMAGE",
+                        help="image files (JPEG, PNG ...); video files for action recognition and tracking")
     parser.add_argument("-k", "--topk", type=int, default=5, help="how many classes to print (default 5)")
     weights = parser.add_mutually_exclusive_group()
     weights.add_argument(
@@ -59,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="detectors and Mask R-CNN: print boxes scoring at least this (default 0.5)")
     parser.add_argument("--out", metavar="FILE.png",
                         help="detectors and segmentation models: write the (single) image with its boxes or masks drawn")
+    parser.add_argument("--detector", metavar="MODEL",
+                        help="pose estimation: the registry detector that finds the persons (default: the pose "
+                        "module's choice)")
+    parser.add_argument("--box", type=float, nargs=4, metavar=("X0", "Y0", "X1", "Y1"),
+                        help="tracking: the object's box in the video's first frame, in pixels")
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
                         help="mxnet (default) runs the model in MXNet; onnx runs --model-file in onnxruntime "
                         "without importing MXNet (classifiers; pip install \"gluon-hub[onnxruntime]\")")
@@ -220,6 +229,17 @@ def _print_top(args: argparse.Namespace, results: list[list[tuple[str, float]]])
     sys.stdout.flush()
 
 
+#: tasks whose module beside this one has ``run(args, spec, pretrained, ctx) -> exit code``
+_TASK_MODULES = {
+    "semantic-segmentation": "segmentation_predict",
+    "instance-segmentation": "instance_predict",
+    "pose-estimation": "pose_predict",
+    "action-recognition": "action_predict",
+    "depth-estimation": "depth_predict",
+    "object-tracking": "tracking_predict",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``gluon-hub predict``; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -244,14 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = gluon_hub.info(args.model)
     if spec.task == "object-detection":
         return _detect(args, spec, pretrained, ctx)
-    if spec.task == "semantic-segmentation":
-        from .segmentation_predict import run as segment
-
-        return segment(args, spec, pretrained, ctx)
-    if spec.task == "instance-segmentation":
-        from .instance_predict import run as segment_instances
-
-        return segment_instances(args, spec, pretrained, ctx)
+    if spec.task in _TASK_MODULES:
+        run = importlib.import_module(f".{_TASK_MODULES[spec.task]}", __package__).run
+        return run(args, spec, pretrained, ctx)
     results = predict(args.model, args.images, args.topk, pretrained, args.params, args.batch_size, ctx,
                       args.classes, download=args.pretrained is not None)
     _print_top(args, results)
