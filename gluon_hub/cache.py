@@ -12,11 +12,12 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ._cache import _store
 from ._cache._config import config_path, settings
@@ -57,6 +58,7 @@ __all__ = [
     "fetch_params",
     "files_of",
     "mirrors",
+    "offline",
     "prefetch",
     "purge",
     "purge_extracted",
@@ -94,6 +96,22 @@ def cache_dir(root: str | os.PathLike[str] | None = None) -> Path:
 def mirrors() -> tuple[str, ...]:
     """The mirror bases tried in order (``GLUON_HUB_MIRRORS``, the config file, or the default)."""
     return settings().mirrors
+
+
+@contextlib.contextmanager
+def offline() -> Iterator[None]:
+    """Within the block, files come only from the cache and local mirrors (``GLUON_HUB_OFFLINE=1``):
+    a missing one raises :class:`OfflineMissError` instead of downloading. Commands use it to
+    download only when the user asks."""
+    previous = os.environ.get("GLUON_HUB_OFFLINE")
+    os.environ["GLUON_HUB_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["GLUON_HUB_OFFLINE"]
+        else:
+            os.environ["GLUON_HUB_OFFLINE"] = previous
 
 
 def _entry_dirs(home: Path) -> Iterable[tuple[str, Path]]:

@@ -265,6 +265,18 @@ def test_predict_never_downloads_unless_asked(tmp_path, counting_mirror):
     assert "Without any weights option" in helptext and "nothing is downloaded" in helptext
 
 
+
+def test_translate_text_never_downloads_unless_asked(tmp_path, counting_mirror):
+    url, requests = counting_mirror
+    env = {"GLUON_HUB_HOME": str(tmp_path / "cache"), "GLUON_HUB_MIRRORS": url}
+    default = run("translate-text", "transformer_en_de_512", "Gut@@ en Morgen", env=env)
+    assert default.returncode == 1
+    assert "downloads only when asked: pass --pretrained to download" in default.stderr
+    assert "Traceback" not in default.stderr and requests == []
+    asked = run("translate-text", "transformer_en_de_512", "Gut@@ en Morgen", "--pretrained", env=env)
+    assert asked.returncode == 1  # the mirror is empty, but this time it was asked
+    assert requests
+
 # -- check-plugin and publish (issue 13.11) -------------------------------------------
 
 CLASHING = '''

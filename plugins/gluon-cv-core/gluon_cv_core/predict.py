@@ -172,15 +172,12 @@ def print_each_image(args: argparse.Namespace, spec: Any, pretrained: bool | str
 
 def _load_cached(spec: Any, pretrained: bool | str, ctx: Any, kwargs: dict[str, Any]) -> Any:
     """The model with its published weights from the cache or a local mirror, never the network."""
-    import os
-
     import gluon_hub
-    from gluon_hub.cache import OfflineMissError
+    from gluon_hub.cache import OfflineMissError, offline
 
-    previous = os.environ.get("GLUON_HUB_OFFLINE")
-    os.environ["GLUON_HUB_OFFLINE"] = "1"
     try:
-        return gluon_hub.load(spec.qualified_name, pretrained=pretrained, ctx=ctx, **kwargs)
+        with offline():
+            return gluon_hub.load(spec.qualified_name, pretrained=pretrained, ctx=ctx, **kwargs)
     except OfflineMissError:
         size = spec.weight(pretrained).file.size
         what = f" ({size / 2**20:.0f} MB)" if size else ""
@@ -189,11 +186,6 @@ def _load_cached(spec: Any, pretrained: bool | str, ctx: Any, kwargs: dict[str, 
             "local mirror, and predict downloads only when asked: pass --pretrained to download "
             "them, --params FILE to use your own, or --random-weights to run the untrained network"
         ) from None
-    finally:
-        if previous is None:
-            del os.environ["GLUON_HUB_OFFLINE"]
-        else:
-            os.environ["GLUON_HUB_OFFLINE"] = previous
 
 
 def _run_onnx(args: argparse.Namespace, spec: Any) -> list[list[tuple[str, float]]]:

@@ -9,16 +9,18 @@ on whitespace here and looked up in the model's vocabulary (unknown subwords bec
 ``<unk>``), with EOS appended as in GluonNLP's training data. Output subwords are merged
 back (``"@@ "`` joins) and printed one line per input, in order.
 
-Weights: the published ones by default (``--pretrained TAG`` picks a variant; either
-downloads them once into the cache), ``--params FILE`` for your own, or
-``--random-weights`` to try the command on an untrained network (its output is then
-meaningless). ``--vocab FILE`` replaces the published vocabulary by a JSON one
+Weights: the published ones, as with ``gluon-hub predict`` only downloaded when asked:
+without a weights option they (and the published vocabulary) are used if they are already in
+the cache or on a local mirror; ``--pretrained [TAG]`` downloads them (TAG picks a variant),
+``--params FILE`` loads your own, and ``--random-weights`` tries the command on an untrained
+network (its output is then meaningless). ``--vocab FILE`` replaces the published vocabulary by a JSON one
 (``Vocab.to_json``, GluonNLP's format); the network is then built for its size.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,9 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BPE-tokenized sentences (default: one per line from --input or stdin)")
     p.add_argument("--input", type=Path, metavar="FILE", help="read sentences from FILE, one a line")
     weights = p.add_mutually_exclusive_group()
-    weights.add_argument("--pretrained", metavar="TAG", default=None,
-                         help="use the published weights tagged TAG (default: the model's default "
-                         "weights, downloaded once into the cache)")
+    weights.add_argument("--pretrained", nargs="?", const=True, default=None, metavar="TAG",
+                         help="use the published weights (the default ones, or those tagged TAG), "
+                         "downloading them and the vocabulary if they are not cached. Without any "
+                         "weights option they are used only if already cached or on a local mirror")
     weights.add_argument("--params", type=Path, metavar="FILE", help="load weights from a .params file")
     weights.add_argument("--random-weights", action="store_true",
                          help="run the untrained network (to try the command; output is meaningless)")
@@ -141,12 +144,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     import gluon_hub
     from gluon_hub.compat import mx
 
-    vocab, tag = _vocab_and_tag(args)
+    from gluon_hub.cache import OfflineMissError, offline
+
     ctx = mx.gpu(int(args.ctx[3:] or 0)) if args.ctx.startswith("gpu") else mx.cpu()
     if args.random_weights:
         print("gluon-hub translate-text: the weights are RANDOM (--random-weights); the "
               "translations below are meaningless", file=sys.stderr)
-    net = gluon_hub.load(args.model, pretrained=tag or False, ctx=ctx, vocab_size=len(vocab))
+    try:
+        with contextlib.nullcontext() if args.pretrained is not None else offline():
+            vocab, tag = _vocab_and_tag(args)
+            net = gluon_hub.load(args.model, pretrained=tag or False, ctx=ctx, vocab_size=len(vocab))
+    except OfflineMissError as missing:
+        raise FileNotFoundError(
+            f"{missing.label} ({args.model!r}) is not in the cache or on a local "
+            "mirror, and translate-text downloads only when asked: pass --pretrained to download the "
+            "weights and vocabulary, or --params FILE / --random-weights with --vocab FILE.json"
+        ) from None
     if args.params is not None:
         net.load_parameters(str(args.params), ctx=ctx)
     text = args.input.read_text("utf-8") if args.input else None
