@@ -168,9 +168,9 @@ def test_word2vec_header_fasttext_trailing_spaces_and_crlf(tmp_path: Path, isola
 
 @pytest.mark.parametrize("block", [64, 1 << 22])
 def test_blocks_split_anywhere_give_the_same_table(tmp_path: Path, isolated_cache: Path, monkeypatch, block) -> None:
-    import gluon_nlp_core.text.word_embeddings as we
+    import gluon_nlp_core.text.embedding_files as files
 
-    monkeypatch.setattr(we, "_BLOCK", block)
+    monkeypatch.setattr(files, "_BLOCK", block)
     rng = np.random.RandomState(3)
     path = tmp_path / f"g{block}.txt"
     path.write_text(_glove_text(rng, [f"x{i}" for i in range(50)] + ["x7"], 5))  # x7 twice: first wins
