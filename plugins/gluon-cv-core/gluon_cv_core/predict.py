@@ -33,7 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gluon-hub predict",
         description="Classify images with an image-classification model and print the top-k classes; "
         "with an object detector, print the boxes of each image as JSON (and draw them with --out); "
-        "with a segmentation model, print class pixel fractions or instances (--out draws the masks).",
+        "with a segmentation model, print class pixel fractions or instances (--out draws the masks); "
+        "with a pose model, the keypoints of each person; with an action model, the top-k classes of "
+        "each video; with a depth model, depth statistics (--out draws the depth map); with a tracker, "
+        "the object's box in each frame of a video (--box gives it in the first).",
     )
     parser.add_argument("model", help="model name, for example resnet50_v1d")
     parser.add_argument("images", nargs="+", metavar="IMAGE",
@@ -62,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threshold", type=float, default=0.5,
                         help="detectors and Mask R-CNN: print boxes scoring at least this (default 0.5)")
     parser.add_argument("--out", metavar="FILE.png",
-                        help="detectors and segmentation models: write the (single) image with its boxes or masks drawn")
+                        help="write a picture of the (single) input: boxes (detectors), masks (segmentation), "
+                        "skeletons (pose), a colour depth map (depth), or the last frame with its box (tracking)")
     parser.add_argument("--detector", metavar="MODEL",
                         help="pose estimation: the registry detector that finds the persons (default: the pose "
                         "module's choice)")
