@@ -1,17 +1,43 @@
-"""Group normalization with GluonCV 0.10's parameter layout (``resnet*_v1b_gn``).
+"""Normalization layers: group normalization with GluonCV 0.10's parameter layout
+(``resnet*_v1b_gn``), and SyncBatchNorm with a statistics buffer of its own per layer.
 
 MXNet 1.9's ``nn.GroupNorm`` keeps one scale and one shift per group; GluonCV's layer (and the
 paper, arXiv:1803.08494) keeps one per channel, so its files need this layer. GluonCV's version
 reads shapes at run time and cannot be hybridized; this one can.
+
+MXNet keeps SyncBatchNorm's cross-device buffers in a process-wide table keyed by the layer's
+``key`` (its prefix by default), sized by the first layer that uses a key. Our layers are named
+as GluonCV's, without per-process counters, so two models in one process (a ResNet-50 and a
+ResNet-18 Faster R-CNN) would share keys: statistics would mix, and a layer of another width
+fails inside MXNet. :class:`SyncBatchNorm` and :func:`sync_key` give every layer its own key.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
+
+from gluon_hub.compat import mx
 
 from ._common import HybridBlock
 
-__all__ = ["GroupNorm"]
+__all__ = ["GroupNorm", "SyncBatchNorm", "sync_key"]
+
+_sync_layers = itertools.count()
+
+
+def sync_key(name: str) -> str:
+    """A SyncBatchNorm key that no other layer of this process has (see the module docstring)."""
+    return f"{name}#{next(_sync_layers)}"
+
+
+class SyncBatchNorm(mx.gluon.contrib.nn.SyncBatchNorm):
+    """MXNet's SyncBatchNorm (same parameters and names) with a key of its own: the copies of
+    one layer on several devices still share it, which is what they synchronise through."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kwargs["key"] = sync_key(self._kwargs["key"])
 
 
 class GroupNorm(HybridBlock):

@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 
 from gluon_hub.compat import mx
 
+from ..models.norm import SyncBatchNorm
+
 #: --dataset -> (reader name in ..data.segmentation_datasets, default train split, default val split)
 DATASETS: dict[str, tuple[str, str, str]] = {
     "voc": ("voc_segmentation", "train", "val"),
@@ -66,7 +68,7 @@ def build_segmenter(args: argparse.Namespace, classes: Sequence[str], ctx: Seque
     if getattr(args, "aux", None) is not None:
         kwargs["aux"] = args.aux
     if getattr(args, "syncbn", False):
-        kwargs.update(norm_layer=mx.gluon.contrib.nn.SyncBatchNorm, norm_kwargs={"num_devices": len(ctx)})
+        kwargs.update(norm_layer=SyncBatchNorm, norm_kwargs={"num_devices": len(ctx)})
     own = tuple(spec.class_names(spec.input.num_classes or 0))
     if getattr(args, "pretrained", None):
         net = gluon_hub.load(args.model, pretrained=args.pretrained, ctx=list(ctx), **kwargs)

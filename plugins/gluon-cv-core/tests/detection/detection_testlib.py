@@ -230,3 +230,29 @@ def roialign_without_negative_batch_indices():
         yield
     finally:
         mx.nd.contrib.ROIAlign = original
+
+
+_syncbn_builds = iter(range(1 << 30))
+
+
+@contextlib.contextmanager
+def gluoncv_names_with_private_syncbn_state() -> Iterator[None]:
+    """Build GluonCV's models with layer names counted from zero (its symbolic parts name
+    parameters by a per-process counter, and ours must match them), while every
+    SyncBatchNorm built gets a key of its own. MXNet keeps each key's statistics buffer for
+    the whole process, sized by the first layer that used it: two models whose names restart
+    from zero would otherwise share keys like ``resnetv1b0_layers1_syncbatchnorm2_`` across
+    tests, and a later model with other widths fails inside MXNet (256 vs 64 channels)."""
+    layer = mx.gluon.contrib.nn.SyncBatchNorm
+    original = layer.__init__
+
+    def private_key(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self._kwargs["key"] = f"{self._kwargs['key']}build{next(_syncbn_builds)}_"
+
+    layer.__init__ = private_key
+    try:
+        with mx.name.NameManager():
+            yield
+    finally:
+        layer.__init__ = original

@@ -19,9 +19,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
-    roialign_without_negative_batch_indices,
-    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input,
-    random_params_files, running_stats, strictly_loaded,
+    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, gluoncv_names_with_private_syncbn_state,
+    random_input, random_params_files, roialign_without_negative_batch_indices, running_stats, strictly_loaded,
 )
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
@@ -34,7 +33,7 @@ TEST_PROPOSALS, TRAIN_PROPOSALS, SAMPLES = 16, 48, 16
 
 def _reference(name: str):
     classes = {"classes": list(VOC_CLASSES)} if name.endswith("_custom") else {}
-    with mx.name.NameManager():  # GluonCV's symbolic SyncBatchNorm names count per process
+    with gluoncv_names_with_private_syncbn_state():
         return gluoncv.model_zoo.get_model(name, pretrained=False, pretrained_base=False, **classes)
 
 

@@ -20,8 +20,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
-    roialign_without_negative_batch_indices,
-    assert_same, build_ours, flat, random_input, random_params_files, randomize, running_stats, strictly_loaded,
+    assert_same, build_ours, flat, gluoncv_names_with_private_syncbn_state, random_input, random_params_files,
+    randomize, roialign_without_negative_batch_indices, running_stats, strictly_loaded,
 )
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
@@ -37,7 +37,7 @@ TEST_PROPOSALS, DETECTIONS, TRAIN_PROPOSALS, SAMPLES = 16, 12, 48, 16
 def _reference(name: str):
     """GluonCV's model; its custom constructor gets the COCO classes our spec defaults to."""
     classes = {"classes": list(COCO_CLASSES)} if name.startswith("custom_") else {}
-    with mx.name.NameManager():  # GluonCV's symbolic SyncBatchNorm names count per process
+    with gluoncv_names_with_private_syncbn_state():
         return gluoncv.model_zoo.get_model(name, pretrained=False, pretrained_base=False, **classes)
 
 
@@ -177,11 +177,8 @@ def _training_step(net, x, gt_boxes, gt_labels):
     return flat(outputs)
 
 
-#: one model per head family: C4 and FPN (frozen BatchNorm). The SyncBatchNorm FPN model is
-#: compared in inference only: in a full test session its training step failed inside MXNet
-#: (a (256,) vs (64,) copy in SyncBatchNorm's shared state, after other tests built SyncBN
-#: layers) while it passes alone; see the closing note of 2026-11-24.
-TRAINED = ["mask_rcnn_resnet18_v1b_coco", "custom_mask_rcnn_fpn"]
+#: one model per head family: C4, FPN (frozen BatchNorm) and FPN with SyncBatchNorm (trained)
+TRAINED = ["mask_rcnn_resnet18_v1b_coco", "custom_mask_rcnn_fpn", "mask_rcnn_fpn_syncbn_resnet18_v1b_coco"]
 
 
 @pytest.mark.parametrize("name", TRAINED)

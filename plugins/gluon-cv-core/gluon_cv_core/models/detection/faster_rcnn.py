@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
+from ..norm import SyncBatchNorm
 from .boxes import class_index_map
 from .classes import BY_DATASET
 from .features import backbone
@@ -28,7 +29,6 @@ from .rpn import RPN
 
 nn = mx.gluon.nn
 HybridBlock = mx.gluon.HybridBlock
-SyncBatchNorm = mx.gluon.contrib.nn.SyncBatchNorm
 
 _C4 = ["conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3"]
 _TAPS = {

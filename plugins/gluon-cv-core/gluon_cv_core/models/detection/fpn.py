@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
+from ..norm import sync_key
 from .features import _shared, tapped_outputs
 
 _XAVIER_IN = dict(rnd_type="uniform", factor_type="in", magnitude=1.0)
@@ -49,7 +50,7 @@ def fpn_features(net: Any, taps: Sequence[str], num_filters: int = 256, no_bias:
         if not sync_norm:
             return y
         extra = {"ndev": num_devices} if num_devices >= 1 else {}
-        return mx.sym.contrib.SyncBatchNorm(y, key=name, name=name, **extra)
+        return mx.sym.contrib.SyncBatchNorm(y, key=sync_key(name), name=name, **extra)
 
     def conv(y: Any, name: str, kernel: int, stride: int = 1) -> Any:
         return mx.sym.Convolution(y, num_filter=num_filters, kernel=(kernel, kernel), pad=(kernel // 2,) * 2,

@@ -26,10 +26,10 @@ from ..detection.classes import BY_DATASET
 from ..detection.faster_rcnn import _C4, _TAPS, FasterRCNN
 from ..detection.features import _shared, backbone, gluoncv_names
 from ..detection.fpn import fpn_features
+from ..norm import SyncBatchNorm
 
 nn = mx.gluon.nn
 HybridBlock = mx.gluon.HybridBlock
-SyncBatchNorm = mx.gluon.contrib.nn.SyncBatchNorm
 
 #: FPN taps (GluonCV's internal output names) of the backbones Mask R-CNN adds
 _MASK_TAPS = dict(_TAPS, resnet18_v1b=["layers1_relu3_fwd", "layers2_relu3_fwd", "layers3_relu3_fwd",
