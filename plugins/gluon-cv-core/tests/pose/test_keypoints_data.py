@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from gluon_hub.compat import mx
 
@@ -19,49 +18,12 @@ from gluoncv.utils.metrics.coco_keypoints import COCOKeyPointsMetric as GluonMet
 from gluon_cv_core._data_specs import dataset_specs
 from gluon_cv_core.data.keypoint_metrics import STAT_NAMES, COCOKeyPointsMetric
 from gluon_cv_core.data.keypoints import COCOKeyPoints, coco_keypoints
+from pose_testlib import SPLIT
+from pose_testlib import person_keypoints as _person
+from pose_testlib import write_keypoints as _write
 
-SPLIT = "person_keypoints_val2017"
 # COCO's per-joint OKS constants (pycocotools' kpt_oks_sigmas), for the hand-worked case
 SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07, 1.07, .87, .87, .89, .89]) / 10
-
-
-def _person(rng: np.random.RandomState, box: list[float], unlabelled=(), occluded=()) -> list[float]:
-    """51 keypoint numbers inside ``box``: v=2, v=1 at ``occluded``, and 0, 0, 0 at ``unlabelled``."""
-    x, y, w, h = box
-    values = []
-    for joint in range(17):
-        if joint in unlabelled:
-            values += [0, 0, 0]
-        else:
-            values += [round(x + rng.uniform(0, w), 2), round(y + rng.uniform(0, h), 2), 1 if joint in occluded else 2]
-    return values
-
-
-def _write(root: Path, people: list[tuple[int, int, list[float], list[float], int]],
-           images=((1, (200, 160)), (2, (120, 100)), (3, (90, 60))), info: bool = True) -> Path:
-    """A COCO keypoints file plus JPEGs; ``people`` rows are (id, image, bbox, keypoints, iscrowd).
-    Without ``info`` the file is one pycocotools >= 2.0.9 cannot evaluate unaided."""
-    entries = []
-    for image_id, (width, height) in images:
-        name = f"{image_id:012d}.jpg"
-        (root / "val2017").mkdir(parents=True, exist_ok=True)
-        pixels = np.random.RandomState(image_id).randint(0, 256, (height, width, 3)).astype(np.uint8)
-        Image.fromarray(pixels).save(root / "val2017" / name, format="JPEG")
-        entries.append({"id": image_id, "file_name": name, "width": width, "height": height,
-                        "coco_url": f"http://images.cocodataset.org/val2017/{name}"})
-    annotations = [{"id": ann_id, "image_id": image_id, "category_id": 1, "bbox": box, "keypoints": kps,
-                    "num_keypoints": int(sum(v > 0 for v in kps[2::3])), "iscrowd": crowd,
-                    "area": float(box[2] * box[3])}
-                   for ann_id, image_id, box, kps, crowd in people]
-    categories = [{"id": 1, "name": "person", "supercategory": "person",
-                   "keypoints": [f"joint{i}" for i in range(17)], "skeleton": []}]
-    (root / "annotations").mkdir(parents=True, exist_ok=True)
-    path = root / "annotations" / f"{SPLIT}.json"
-    data = {"images": entries, "annotations": annotations, "categories": categories}
-    if info:
-        data["info"] = {"description": "generated"}
-    path.write_text(json.dumps(data))
-    return path
 
 
 def _fixture(root: Path) -> Path:
