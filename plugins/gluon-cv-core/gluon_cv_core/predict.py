@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="pose estimation: the registry detector that finds the persons (default: the pose "
                         "module's choice)")
     parser.add_argument("--box", type=float, nargs=4, metavar=("X0", "Y0", "X1", "Y1"),
-                        help="tracking: the object's box in the video's first frame, in pixels")
+                        help="in pixels: tracking, the object's box in the video's first frame; pose, the "
+                        "person's box (instead of a detector)")
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
                         help="mxnet (default) runs the model in MXNet; onnx runs --model-file in onnxruntime "
                         "without importing MXNet (classifiers; pip install \"gluon-hub[onnxruntime]\")")
