@@ -29,6 +29,9 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "yolo3_": ("yolo3", "YOLO3Recipe"),
     "faster_rcnn_": ("faster_rcnn", "FasterRCNNRecipe"),
     "center_net_": ("center_net", "CenterNetRecipe"),
+    # instance segmentation: trained by ``train_instance`` on COCO-format masks
+    "mask_rcnn_": ("mask_rcnn", "MaskRCNNRecipe"),
+    "custom_mask_rcnn_": ("mask_rcnn", "MaskRCNNRecipe"),
 }
 
 

@@ -26,12 +26,14 @@ import numpy as np
 
 from gluon_hub.compat import mx
 
+from ..models import norm
+
 #: default (train, val) segments of the hub's detection datasets
 SEGMENTS = {"voc": ("2007_trainval+2012_trainval", "2007_test"), "coco": ("train", "val")}
 
 
-class SyncBatchNorm(mx.gluon.contrib.nn.SyncBatchNorm):
-    """MXNet's SyncBatchNorm under BatchNorm's name: SSD's backbones are traced into a
+class SyncBatchNorm(norm.SyncBatchNorm):
+    """The models' SyncBatchNorm under BatchNorm's name: SSD's backbones are traced into a
     symbol whose parameter names come from the layers' names, so with this class a
     network built for ``--syncbn`` still loads the published (BatchNorm) files."""
 
@@ -96,7 +98,7 @@ def detection_metric(dataset: Any, family: str, data_shape: tuple[int, int] | No
 
     if not isinstance(dataset, COCODetection):
         return VOC07MApMetric(iou_thresh=0.5, class_names=list(dataset.classes))
-    if family == "faster_rcnn_":
+    if family in ("faster_rcnn_", "mask_rcnn_", "custom_mask_rcnn_"):  # Mask R-CNN: its boxes only
         return COCODetectionMetric(dataset)  # boxes are scaled back before update
     width, height = data_shape
     if family == "center_net_":
