@@ -10,6 +10,10 @@ MXNet keeps SyncBatchNorm's cross-device buffers in a process-wide table keyed b
 as GluonCV's, without per-process counters, so two models in one process (a ResNet-50 and a
 ResNet-18 Faster R-CNN) would share keys: statistics would mix, and a layer of another width
 fails inside MXNet. :class:`SyncBatchNorm` and :func:`sync_key` give every layer its own key.
+
+MXNet 1.9's oneDNN BatchNorm fails in the backward pass of a 5-D (video) input on CPU
+(``Check failed: !is_view``), GluonCV's 3D models included. :class:`BatchNorm3D` normalises the
+same numbers as a 4-D array, which oneDNN trains.
 """
 
 from __future__ import annotations
@@ -21,9 +25,23 @@ from gluon_hub.compat import mx
 
 from ._common import HybridBlock
 
-__all__ = ["GroupNorm", "SyncBatchNorm", "sync_key"]
+__all__ = ["BatchNorm3D", "GroupNorm", "SyncBatchNorm", "sync_key"]
 
 _sync_layers = itertools.count()
+
+
+class BatchNorm3D(mx.gluon.nn.BatchNorm):
+    """BatchNorm (same parameters and names) for ``(N, C, T, H, W)`` inputs that trains on
+    CPU: time and height are merged before normalising, which changes no statistic (they are
+    per channel, over every other axis)."""
+
+    def _alias(self) -> str:
+        return "batchnorm"
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        merged = F.reshape(x, shape=(0, 0, -3, -2))
+        out = super().hybrid_forward(F, merged, gamma, beta, running_mean, running_var)
+        return F.reshape_like(out, x)
 
 
 def sync_key(name: str) -> str:

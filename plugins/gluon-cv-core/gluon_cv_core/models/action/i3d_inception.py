@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 from gluon_hub.compat import mx
 
-from .._common import BatchNorm, HybridBlock, nn
+from .._common import HybridBlock, nn
+from ..norm import BatchNorm3D
 from .layers3d import ClipClassifier, conv3d_unit, inflate_from_2d
 
 __all__ = ["I3DInception", "i3d_inception", "inflate_base", "VERSIONS"]
@@ -218,7 +219,7 @@ class I3DInception(ClipClassifier):
 
     def __init__(self, version: int = 1, nclass: int = 400, dropout_ratio: float = 0.5, init_std: float = 0.01,
                  partial_bn: bool = False, num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False,
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> None:
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None) -> None:
         if version not in VERSIONS:
             raise ValueError(f"unknown Inception version {version!r}; known: {', '.join(map(str, VERSIONS))}")
         build, feat_dim, _ = VERSIONS[version]

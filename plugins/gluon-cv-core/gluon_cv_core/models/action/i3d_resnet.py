@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .._common import BatchNorm, HybridBlock, make_norm, nn
+from .._common import HybridBlock, make_norm, nn
+from ..norm import BatchNorm3D
 from .layers3d import ClipClassifier, inflate_from_2d
 from .nonlocal_block import NonLocal
 
@@ -56,7 +57,7 @@ class I3DBottleneck(HybridBlock):
     def __init__(self, inplanes: int, planes: int, spatial_stride: int = 1, temporal_stride: int = 1,
                  dilation: int = 1, downsample: Any = None, inflate: bool = True, inflate_style: str = "3x1x1",
                  nonlocal_block: bool = False, contained: bool = True, prefix: str = "",
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> None:
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None) -> None:
         super().__init__()
         if inflate_style not in ("3x1x1", "3x3x3"):
             raise ValueError(f"inflate_style must be '3x1x1' or '3x3x3', got {inflate_style!r}")
@@ -165,7 +166,7 @@ class I3DResNet(ClipClassifier):
                  inflate_style: str = "3x1x1", contained: bool = True, partial_bn: bool = False,
                  bn_frozen: bool = False, dropout_ratio: float = 0.5, init_std: float = 0.01,
                  num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False,
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> None:
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None) -> None:
         if depth not in STAGE_BLOCKS:
             raise ValueError(f"unsupported ResNet depth {depth}; known: {', '.join(map(str, STAGE_BLOCKS))}")
         stage_blocks = STAGE_BLOCKS[depth]

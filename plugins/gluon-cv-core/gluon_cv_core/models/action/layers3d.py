@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from .._common import BatchNorm, HybridBlock, make_norm, mx, nn
+from .._common import HybridBlock, make_norm, mx, nn
+from ..norm import BatchNorm3D
 
 __all__ = ["conv3d_unit", "ClipClassifier", "inflate_from_2d", "check_clips"]
 
 
-def conv3d_unit(in_channels: int, channels: int, norm_layer: Callable[..., HybridBlock] = BatchNorm,
+def conv3d_unit(in_channels: int, channels: int, norm_layer: Callable[..., HybridBlock] = BatchNorm3D,
                 norm_kwargs: dict | None = None, epsilon: float = 1e-3, **conv: Any) -> Any:
     """``HybridSequential`` (no prefix of its own) of a bias-free Conv3D, a norm and a relu."""
     unit = nn.HybridSequential(prefix="")

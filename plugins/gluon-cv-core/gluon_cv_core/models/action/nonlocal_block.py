@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._common import BatchNorm, HybridBlock, make_norm, mx, nn
+from .._common import HybridBlock, make_norm, mx, nn
+from ..norm import BatchNorm3D
 
 __all__ = ["NonLocal"]
 
@@ -28,7 +29,7 @@ class NonLocal(HybridBlock):
     """
 
     def __init__(self, in_channels: int, embed_dim: int | None = None, sub_sample: bool = False,
-                 use_bn: bool = True, norm_layer: Callable[..., HybridBlock] = BatchNorm,
+                 use_bn: bool = True, norm_layer: Callable[..., HybridBlock] = BatchNorm3D,
                  norm_kwargs: dict | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.embed_dim = embed_dim or in_channels // 2
