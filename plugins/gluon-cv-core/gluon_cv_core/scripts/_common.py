@@ -1,11 +1,15 @@
-"""What the training and evaluation scripts share: data, devices, seeding, evaluation."""
+"""What the training and evaluation scripts share: data, devices, seeding, evaluation, saving
+weights and the command-line entry."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import math
 import random
+import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -85,3 +89,43 @@ def lr_schedule(args: argparse.Namespace, steps_per_epoch: int) -> Any:
                                                warmup_steps=warmup, warmup_begin_lr=args.warmup_lr)
     return mx.lr_scheduler.MultiFactorScheduler(step=steps, factor=args.lr_decay, base_lr=args.lr,
                                                 warmup_steps=warmup, warmup_begin_lr=args.warmup_lr)
+
+
+def train_main(prog: str, parser: argparse.ArgumentParser, train: Callable[[argparse.Namespace], Any],
+               argv: Sequence[str] | None) -> int:
+    """A training script's ``main``: parse ``argv``, log to stderr, ``train``; returns the exit
+    code. Bad data or settings (``ValueError``, a missing file, a NaN loss) end with one line
+    ``PROG: error: ...`` and code 2, not a traceback."""
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    try:
+        train(args)
+    except (ValueError, FileNotFoundError, FloatingPointError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+class Checkpoints:
+    """Where a training run keeps its weights: ``{model}-{epoch:04d}.params`` every ``every``
+    epochs and after the last, and ``{model}-best.params`` for the best validation score so
+    far. The first score is kept even if it is NaN (an AP on data without objects), and a
+    later real score replaces it. Without a ``folder`` nothing is written."""
+
+    def __init__(self, folder: str | None, model: str, every: int = 1) -> None:
+        self.folder = Path(folder) if folder else None
+        self.model = model
+        self.every = every
+        self.best: float | None = None
+
+    def save(self, net: Any, epoch: int, last: bool = False, score: float | None = None) -> None:
+        """After ``epoch`` (counted from 0): its file when due, and the best file when ``score``
+        (None: not validated) beats the best so far."""
+        if self.folder is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if (epoch + 1) % self.every == 0 or last:
+            net.save_parameters(str(self.folder / f"{self.model}-{epoch + 1:04d}.params"))
+        if score is not None and (self.best is None or score > self.best or math.isnan(self.best)):
+            self.best = score
+            net.save_parameters(str(self.folder / f"{self.model}-best.params"))

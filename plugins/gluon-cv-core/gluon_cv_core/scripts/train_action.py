@@ -21,14 +21,12 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
-from ._common import check_positive, lr_schedule, seed_everything
+from ._common import Checkpoints, check_positive, lr_schedule, seed_everything, train_main
 
 log = logging.getLogger("gluon_cv_core.train_action")
 
@@ -137,6 +135,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
         "lr_scheduler": lr_schedule(args, steps_per_epoch)})
     loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
     history: list[dict[str, float]] = []
+    checkpoints = Checkpoints(args.save_dir, args.model)
     for epoch in range(args.num_epochs):
         tic, loss_sum, steps = time.time(), 0.0, 0
         for steps, (data, label) in enumerate(loader, 1):
@@ -166,10 +165,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
             record.update({f"val_{k}": v for k, v in metric.get().items()})
         history.append(record)
         log.info("epoch %d: %s", epoch + 1, ", ".join(f"{k} {v:.4g}" for k, v in record.items() if k != "epoch"))
-        if args.save_dir:
-            folder = Path(args.save_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            net.save_parameters(str(folder / f"{args.model}-{epoch + 1:04d}.params"))
+        checkpoints.save(net, epoch)
     return history
 
 
@@ -183,14 +179,7 @@ def _logits(net: Any, x: Any) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and train; returns the exit code."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    try:
-        train(args)
-    except (ValueError, FileNotFoundError, FloatingPointError) as exc:
-        print(f"train_action: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return train_main("train_action", build_parser(), train, argv)
 
 
 if __name__ == "__main__":

@@ -33,14 +33,12 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
-from ._common import check_positive, lr_schedule, seed_everything
+from ._common import Checkpoints, check_positive, lr_schedule, seed_everything, train_main
 from ._detection import add_detection_data_arguments, detection_metric, evaluate_detector, load_detection_split
 
 log = logging.getLogger("gluon_cv_core.train_detection")
@@ -256,7 +254,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
     )
     names = recipe.loss_names
     history: list[dict[str, float]] = []
-    best = -math.inf
+    checkpoints = Checkpoints(args.save_dir if kv.rank == 0 else None, args.model, args.save_frequency)
     for epoch in range(args.num_epochs):
         recipe.begin_epoch(epoch, args.num_epochs)
         _trace_afresh(net, args.hybridize)  # training-mode graph
@@ -292,27 +290,13 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
             record["val_mAP"] = result["mAP"]
         history.append(record)
         log.info("epoch %d: %s", epoch + 1, ", ".join(f"{k} {v:.4g}" for k, v in record.items() if k != "epoch"))
-        if args.save_dir and kv.rank == 0:
-            folder = Path(args.save_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            if (epoch + 1) % args.save_frequency == 0 or last:
-                net.save_parameters(str(folder / f"{args.model}-{epoch + 1:04d}.params"))
-            if record.get("val_mAP", -math.inf) > best:
-                best = record["val_mAP"]
-                net.save_parameters(str(folder / f"{args.model}-best.params"))
+        checkpoints.save(net, epoch, last, record.get("val_mAP"))
     return history
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and train; returns the exit code."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    try:
-        train(args)
-    except (ValueError, FileNotFoundError, FloatingPointError) as exc:  # bad data or settings: say what
-        print(f"train_detection: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return train_main("train_detection", build_parser(), train, argv)
 
 
 if __name__ == "__main__":

@@ -28,15 +28,13 @@ import argparse
 import ast
 import logging
 import math
-import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 from gluon_hub.compat import mx
 
-from ._common import check_positive, seed_everything
+from ._common import Checkpoints, check_positive, seed_everything, train_main
 from .train_detection import _fill_defaults, _trace_afresh, warmed_schedule
 
 log = logging.getLogger("gluon_cv_core.train_instance")
@@ -217,7 +215,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
     )
     names = recipe.loss_names
     history: list[dict[str, float]] = []
-    best = -math.inf
+    checkpoints = Checkpoints(args.save_dir if kv.rank == 0 else None, args.model, args.save_frequency)
     for epoch in range(args.num_epochs):
         _trace_afresh(net, args.hybridize)  # training-mode graph
         tic, sums, steps = time.time(), [0.0] * len(names), 0
@@ -251,28 +249,13 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
                            evaluate_instances(net, val_set, recipe, metric, ctx, args.num_workers).items()})
         history.append(record)
         log.info("epoch %d: %s", epoch + 1, ", ".join(f"{k} {v:.4g}" for k, v in record.items() if k != "epoch"))
-        if args.save_dir and kv.rank == 0:
-            folder = Path(args.save_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            if (epoch + 1) % args.save_frequency == 0 or last:
-                net.save_parameters(str(folder / f"{args.model}-{epoch + 1:04d}.params"))
-            score = record.get("val_segm_mAP")
-            if score is not None and (score > best or best == -math.inf):  # a NaN AP (no objects) keeps the first
-                best = score if math.isfinite(score) else best
-                net.save_parameters(str(folder / f"{args.model}-best.params"))
+        checkpoints.save(net, epoch, last, record.get("val_segm_mAP"))
     return history
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and train; returns the exit code."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    try:
-        train(args)
-    except (ValueError, FileNotFoundError, FloatingPointError) as exc:  # bad data or settings: say what
-        print(f"train_instance: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return train_main("train_instance", build_parser(), train, argv)
 
 
 if __name__ == "__main__":

@@ -30,14 +30,13 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
-from ._common import check_positive, lr_schedule, seed_everything
+from ._common import Checkpoints, check_positive, lr_schedule, seed_everything, train_main
 from ._pose import PoseTrainTransform, evaluate_pose, heatmap_loss
 
 log = logging.getLogger("gluon_cv_core.train_pose")
@@ -196,7 +195,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
                                 "lr_scheduler": lr_schedule(args, steps_per_epoch)})
 
     history: list[dict[str, float]] = []
-    best = -math.inf
+    checkpoints = Checkpoints(args.save_dir, args.model)
     for epoch in range(args.num_epochs):
         tic, loss_sum, steps = time.time(), 0.0, 0
         for steps, (images, targets, weights, _) in enumerate(loader, 1):
@@ -221,26 +220,13 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
             record.update({f"val_{k}": v for k, v in validate().items()})
         history.append(record)
         log.info("epoch %d: %s", epoch + 1, ", ".join(f"{k} {v:.4g}" for k, v in record.items() if k != "epoch"))
-        if args.save_dir:
-            folder = Path(args.save_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            net.save_parameters(str(folder / f"{args.model}-{epoch + 1:04d}.params"))
-            if record.get("val_AP", -math.inf) > best:
-                best = record["val_AP"]
-                net.save_parameters(str(folder / f"{args.model}-best.params"))
+        checkpoints.save(net, epoch, score=record.get("val_AP"))
     return history
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and train; returns the exit code."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    try:
-        train(args)
-    except (ValueError, FileNotFoundError, FloatingPointError) as exc:  # bad data or settings: say what
-        print(f"train_pose: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return train_main("train_pose", build_parser(), train, argv)
 
 
 if __name__ == "__main__":

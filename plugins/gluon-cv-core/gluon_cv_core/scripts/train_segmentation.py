@@ -31,14 +31,13 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
-from ._common import check_positive, seed_everything
+from ._common import Checkpoints, check_positive, seed_everything, train_main
 from ._segmentation import (PolySchedule, add_segmentation_data_arguments, build_segmenter, evaluate_segmenter,
                             load_segmentation_split, output_weights, segmentation_loss, sizes)
 
@@ -156,7 +155,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
         trainer._optimizer.num_update = args.start_epoch * steps_per_epoch  # noqa: SLF001 (MXNet has no setter)
 
     history: list[dict[str, float]] = []
-    best = -math.inf
+    checkpoints = Checkpoints(args.save_dir if kv.rank == 0 else None, args.model)
     for epoch in range(args.start_epoch, args.epochs):
         tic, loss_sum, steps = time.time(), 0.0, 0
         for steps, (data, label) in enumerate(loader, 1):
@@ -183,13 +182,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
             record.update({f"val_{k}": v for k, v in scores.items()})
         history.append(record)
         log.info("epoch %d: %s", epoch + 1, ", ".join(f"{k} {v:.4g}" for k, v in record.items() if k != "epoch"))
-        if args.save_dir and kv.rank == 0:
-            folder = Path(args.save_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            net.save_parameters(str(folder / f"{args.model}-{epoch + 1:04d}.params"))
-            if record.get("val_mIoU", -math.inf) > best:
-                best = record["val_mIoU"]
-                net.save_parameters(str(folder / f"{args.model}-best.params"))
+        checkpoints.save(net, epoch, score=record.get("val_mIoU"))
     return history
 
 
@@ -216,14 +209,7 @@ def _forward(net: Any, parts: Sequence[Any], labels: Sequence[Any], model: str, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and train; returns the exit code."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    try:
-        train(args)
-    except (ValueError, FileNotFoundError, FloatingPointError) as exc:  # bad data or settings: say what
-        print(f"train_segmentation: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return train_main("train_segmentation", build_parser(), train, argv)
 
 
 if __name__ == "__main__":
