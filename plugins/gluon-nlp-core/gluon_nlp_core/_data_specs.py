@@ -1,7 +1,10 @@
 """The datasets gluon-nlp-core registers, and the published files each one reads.
 
 Imports only the hub's specs and the stdlib (listing must stay cheap). File hashes and
-archive names live in ``dataset_files.json``; this module turns them into ``FileRef``.
+archive names live in ``dataset_files.json``; this module turns them into ``FileRef``. Groups of
+datasets added later are described whole, metadata and files, by a ``datasets/*_datasets.json``
+each (``{"datasets": {name: {"factory", "task", "segments", "description", "license", "paper",
+"base", "files"}}}``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,19 @@ _DATASETS = "gluon_nlp_core.datasets"
 
 
 @functools.lru_cache(maxsize=1)
+def _groups() -> dict[str, dict[str, Any]]:
+    """Every dataset of the ``datasets/*_datasets.json`` files, by name."""
+    folder = resources.files("gluon_nlp_core").joinpath("datasets")
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted((f for f in folder.iterdir() if f.name.endswith("_datasets.json")), key=lambda f: f.name):
+        found.update(json.loads(path.read_text("utf-8"))["datasets"])
+    return found
+
+
+@functools.lru_cache(maxsize=1)
 def _file_table() -> dict[str, Any]:
     text = resources.files("gluon_nlp_core").joinpath("dataset_files.json").read_text("utf-8")
-    return json.loads(text)
+    return {**json.loads(text), **_groups()}
 
 
 def _file_ref(entry: dict[str, Any], base: str, mirror: str) -> FileRef:
@@ -72,8 +85,15 @@ _GLUE_REST = (
 )
 
 
+def _group_spec(name: str, entry: dict[str, Any]) -> DatasetSpec:
+    meta = {key: entry[key] for key in ("task", "description", "license", "paper") if key in entry}
+    return DatasetSpec(name=name, factory=f"{_DATASETS}.{entry['factory']}", files=_unique(dataset_files(name)),
+                       segments=tuple(entry["segments"]), **meta)
+
+
 def dataset_specs() -> list[DatasetSpec]:
-    """Specs of SQuAD, the nine GLUE tasks, TREC, IWSLT2015 en-vi and WikiText-2/103."""
+    """Specs of SQuAD, the nine GLUE tasks, TREC, IWSLT2015 en-vi, WikiText-2/103 and the
+    datasets of every ``datasets/*_datasets.json``."""
 
     def spec(name: str, factory: str, **meta: Any) -> DatasetSpec:
         return DatasetSpec(
@@ -162,4 +182,5 @@ def dataset_specs() -> list[DatasetSpec]:
             license="CC BY-SA 3.0",
             paper="https://arxiv.org/abs/1609.07843",
         ),
+        *(_group_spec(name, entry) for name, entry in _groups().items()),
     ]
