@@ -52,7 +52,9 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
     if row.get("sha1"):
         weights = (WeightVariant(tag=row["classes"], file=published_params(row),
                                  metrics=_metrics(row, dataset, source)),)
-    output = (num_classes, height, width) if task == "semantic-segmentation" else (_INSTANCES, 1)
+    stride = row.get("output_stride", 1)  # HRNet's scores stay at a quarter of the input
+    output = ((num_classes, -(-height // stride), -(-width // stride)) if task == "semantic-segmentation"
+              else (_INSTANCES, 1))
     return ModelSpec(
         name=row["name"],
         factory=family["factory"],

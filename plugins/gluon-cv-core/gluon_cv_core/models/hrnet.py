@@ -11,7 +11,9 @@ coarse with stride-2 convolutions before a 2048-wide 1x1 conv, global pooling an
 classifier.
 
 Nearest upsampling by exact factors means every branch's size must be half the one above
-it: inputs must be multiples of 32 (GluonCV has the same limit).
+it: inputs must be multiples of 32 (GluonCV has the same limit). The segmentation networks
+(:mod:`.segmentation.hrnet_seg`) reuse :class:`HRNetStages` with bilinear fusion instead,
+which resizes each coarser branch to the finer one's size and so runs at any input size.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from gluon_hub.compat import mx
 from ._common import BatchNorm, HybridBlock, add_conv_norm, check_choice, make_norm, nn
 from .resnet import BasicBlockV1, _ResidualV1
 
-__all__ = ["HRNet", "hrnet", "CONFIGS"]
+__all__ = ["HRNet", "HRNetStages", "hrnet", "CONFIGS"]
 
 #: name -> (bottlenecks in the first stage, their width, basic blocks per branch,
 #: modules in stages 2, 3 and 4, width of the finest branch; each coarser branch doubles it)
@@ -38,6 +40,9 @@ CONFIGS = {
     "w48": (4, 64, 4, (1, 4, 3), 48),
     "w64": (4, 64, 4, (1, 4, 3), 64),
 }
+#: how a module brings coarser branches to a finer one's size: GluonCV's ``nearest``
+#: (exact factors of 2) and ``bilinear_like`` (to the finer branch's size, corners not aligned)
+INTERPOLATIONS = ("nearest", "bilinear_like")
 #: bottleneck widths (before the 4x expansion) of the head on each branch
 _HEAD_WIDTHS = (32, 64, 128, 256)
 _HEAD_CHANNELS = 2048
@@ -69,10 +74,12 @@ class HighResolutionModule(HybridBlock):
     """Basic blocks on each branch, then every output branch sums all branches at its size."""
 
     def __init__(self, widths: Sequence[int], num_blocks: int, norm_layer: Callable[..., HybridBlock],
-                 norm_kwargs: dict | None, **kwargs: Any) -> None:
+                 norm_kwargs: dict | None, interp: str = "nearest", **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        check_choice("interp", interp, INTERPOLATIONS)
         norms = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs}
         self._count = len(widths)
+        self._interp = interp
         with self.name_scope():
             self.branches = nn.HybridSequential()
             for width in widths:
@@ -104,8 +111,10 @@ class HighResolutionModule(HybridBlock):
             y = row[0](xs[0])
             for j in range(1, self._count):
                 term = row[j](xs[j])
-                if j > i:
+                if j > i and self._interp == "nearest":
                     term = F.UpSampling(term, scale=2 ** (j - i), sample_type="nearest")
+                elif j > i:
+                    term = F.contrib.BilinearResize2D(term, xs[i], mode="like", align_corners=False)
                 y = y + term
             outputs.append(F.relu(y))
         return outputs
@@ -137,7 +146,56 @@ def _norm_relu(seq: Any, norm_layer: Callable[..., HybridBlock], norm_kwargs: di
     return seq
 
 
-class HRNet(HybridBlock):
+class HRNetStages(HybridBlock):
+    """The stem and the three multi-resolution stages, as this block's own layers (``conv1``
+    ... ``stage4``, GluonCV's attribute names) for a head to follow; :meth:`branches` gives
+    the four branches' outputs, finest first.
+
+    ``norm_kwargs`` go to the stem's and the transitions' norms, ``stage_norm_kwargs`` to those
+    of the first stage's bottlenecks and of the modules (GluonCV's segmentation networks set
+    a momentum on the former only). ``interp`` is the modules' upsampling (:data:`INTERPOLATIONS`).
+    """
+
+    def __init__(self, config: str, norm_layer: Callable[..., HybridBlock], norm_kwargs: dict | None,
+                 stage_norm_kwargs: dict | None, interp: str = "nearest", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        check_choice("config", config, CONFIGS)
+        stem_blocks, stem_width, num_blocks, modules, width = CONFIGS[config]
+        norms = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs}
+        stage_norms = {"norm_layer": norm_layer, "norm_kwargs": stage_norm_kwargs}
+        with self.name_scope():
+            self.conv1 = nn.Conv2D(64, 3, 2, 1, use_bias=False)
+            self.bn1 = make_norm(norm_layer, norm_kwargs)
+            self.conv2 = nn.Conv2D(64, 3, 2, 1, use_bias=False)
+            self.bn2 = make_norm(norm_layer, norm_kwargs)
+            self.layer1 = _bottlenecks(stem_blocks, stem_width * 4, 64, **stage_norms)
+            previous = [stem_width * 4]
+            for stage, count in enumerate(modules, 2):
+                widths = [width * 2 ** k for k in range(stage)]
+                setattr(self, f"transition{stage - 1}", _transition(previous, widths, **norms))
+                blocks = nn.HybridSequential()
+                for _ in range(count):
+                    blocks.add(HighResolutionModule(widths, num_blocks, interp=interp, **stage_norms))
+                setattr(self, f"stage{stage}", blocks)
+                previous = widths
+        #: channels of the four branches, finest first
+        self.branch_widths = tuple(previous)
+
+    def branches(self, F, x) -> list:
+        """The outputs of the last stage's branches (strides 4, 8, 16, 32), finest first."""
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        xs = [self.layer1(x)]
+        for stage in (2, 3, 4):
+            transition = getattr(self, f"transition{stage - 1}")
+            # the new, coarsest branch starts from the previous coarsest one
+            xs = [layer(xs[min(i, len(xs) - 1)]) for i, layer in enumerate(transition)]
+            for module in getattr(self, f"stage{stage}"):
+                xs = module(*xs)
+        return xs
+
+
+class HRNet(HRNetStages):
     """HRNet with GluonCV's classification head (see the module docstring).
 
     Attribute names (``conv1`` ... ``stage4``, ``incre_blocks``, ``downsamp_blocks``,
@@ -147,27 +205,11 @@ class HRNet(HybridBlock):
     def __init__(self, config: str = "w18", classes: int = 1000,
                  norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
                  **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        check_choice("config", config, CONFIGS)
-        stem_blocks, stem_width, num_blocks, modules, width = CONFIGS[config]
+        super().__init__(config, norm_layer, norm_kwargs, norm_kwargs, **kwargs)
         norms = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs}
         with self.name_scope():
-            self.conv1 = nn.Conv2D(64, 3, 2, 1, use_bias=False)
-            self.bn1 = make_norm(norm_layer, norm_kwargs)
-            self.conv2 = nn.Conv2D(64, 3, 2, 1, use_bias=False)
-            self.bn2 = make_norm(norm_layer, norm_kwargs)
-            self.layer1 = _bottlenecks(stem_blocks, stem_width * 4, 64, **norms)
-            previous = [stem_width * 4]
-            for stage, count in enumerate(modules, 2):
-                widths = [width * 2 ** k for k in range(stage)]
-                setattr(self, f"transition{stage - 1}", _transition(previous, widths, **norms))
-                blocks = nn.HybridSequential()
-                for _ in range(count):
-                    blocks.add(HighResolutionModule(widths, num_blocks, **norms))
-                setattr(self, f"stage{stage}", blocks)
-                previous = widths
             self.incre_blocks = nn.HybridSequential()
-            for head, branch in zip(_HEAD_WIDTHS, previous):
+            for head, branch in zip(_HEAD_WIDTHS, self.branch_widths):
                 self.incre_blocks.add(_bottlenecks(1, head * 4, branch, **norms))
             self.downsamp_blocks = nn.HybridSequential()
             for finer, coarser in zip(_HEAD_WIDTHS, _HEAD_WIDTHS[1:]):
@@ -181,15 +223,7 @@ class HRNet(HybridBlock):
             self.classifier = nn.Dense(classes, in_units=_HEAD_CHANNELS)
 
     def hybrid_forward(self, F, x):
-        x = F.relu(self.bn1(self.conv1(x)))
-        x = F.relu(self.bn2(self.conv2(x)))
-        xs = [self.layer1(x)]
-        for stage in (2, 3, 4):
-            transition = getattr(self, f"transition{stage - 1}")
-            # the new, coarsest branch starts from the previous coarsest one
-            xs = [layer(xs[min(i, len(xs) - 1)]) for i, layer in enumerate(transition)]
-            for module in getattr(self, f"stage{stage}"):
-                xs = module(*xs)
+        xs = self.branches(F, x)
         y = self.incre_blocks[0](xs[0])
         for down, incre, branch in zip(self.downsamp_blocks, list(self.incre_blocks)[1:], xs[1:]):
             y = incre(branch) + down(y)
