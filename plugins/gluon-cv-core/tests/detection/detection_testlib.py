@@ -39,6 +39,15 @@ def structure(net: Any, size: int) -> dict[str, tuple[int, ...]]:
     return {key: tuple(shapes[p.name]) for key, p in net._collect_params_with_prefix().items()}
 
 
+def structure_and_output(net: Any, data_shape: tuple[int, ...]) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """Structural parameter name -> shape, and the output's shape, by symbolic shape inference
+    on one input of ``data_shape`` (nothing allocated)."""
+    out = net(mx.sym.var("data"))
+    args, outputs, aux = out.infer_shape(data=data_shape)
+    shapes = {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
+    return {k: tuple(shapes[p.name]) for k, p in net._collect_params_with_prefix().items()}, tuple(outputs[0])
+
+
 def randomize(net: Any, seed: int) -> None:
     """Random values for every parameter but constants (stored anchors): norm scales and
     variances positive, weights scaled by ``fan_in ** -0.5`` so activations stay finite."""

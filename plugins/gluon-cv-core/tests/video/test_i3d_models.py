@@ -21,8 +21,9 @@ from gluon_hub.compat import mx
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
     assert_same, build_ours, random_params_files, randomize, running_stats, strictly_loaded,
+    structure_and_output,
 )
-from video_testlib import norms, trainable_on_cpu
+from video_testlib import no_initialization, norms, trainable_on_cpu
 
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="action-recognition") if n.startswith("i3d_")]
 #: GluonCV's fine-tuned models start from the Kinetics-400 weights unless told not to (a download)
@@ -48,26 +49,6 @@ def _clip_input(batch: int, clip: tuple[int, int, int], seed: int = 1):
     return mx.nd.array(np.random.RandomState(seed).uniform(-1, 1, (batch, 3, *clip)))
 
 
-@contextlib.contextmanager
-def _no_initialization():
-    """GluonCV's I3D constructors initialise every weight (then move them to a context);
-    structure needs none of them."""
-    originals = mx.gluon.Block.initialize, mx.gluon.Parameter.reset_ctx
-    mx.gluon.Block.initialize = mx.gluon.Parameter.reset_ctx = lambda self, *args, **kwargs: None
-    try:
-        yield
-    finally:
-        mx.gluon.Block.initialize, mx.gluon.Parameter.reset_ctx = originals
-
-
-def _structure(net, clip: tuple[int, int, int]) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
-    """Structural parameter name -> shape and the output's shape, by symbolic shape inference."""
-    out = net(mx.sym.var("data"))
-    args, outputs, aux = out.infer_shape(data=(1, 3, *clip))
-    shapes = {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
-    return {k: tuple(shapes[p.name]) for k, p in net._collect_params_with_prefix().items()}, tuple(outputs[0])
-
-
 def test_the_zoo_has_every_gluoncv_i3d_model() -> None:
     reference = {n for n in gluoncv.model_zoo.get_model_list() if n.startswith("i3d_") and not n.endswith("_int8")}
     assert set(MODELS) == reference
@@ -80,10 +61,10 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     assert spec.input.layout == "NCTHW" and spec.input.shape[0] == 3
     clip = _clip(name)
     ours = build_ours(name)
-    with _no_initialization():
+    with no_initialization():
         reference = _reference(name)
-    expected, expected_out = _structure(reference, clip)
-    actual, actual_out = _structure(ours, clip)
+    expected, expected_out = structure_and_output(reference, (1, 3, *clip))
+    actual, actual_out = structure_and_output(ours, (1, 3, *clip))
     assert sorted(actual) == sorted(expected)
     assert actual == expected
     assert actual_out == expected_out == (1, *spec.output_shape)
@@ -227,7 +208,7 @@ def test_partial_bn_freezes_the_shortcut_statistics_as_gluoncv_does() -> None:
     # GluonCV 0.10's partial_bn reaches only the shortcut projections' norms of its I3D ResNets
     ours = build_ours("i3d_resnet50_v1_ucf101")
     global_stats = {k for k, block in norms(ours) if block._kwargs.get("use_global_stats")}
-    with _no_initialization():
+    with no_initialization():
         reference = _reference("i3d_resnet50_v1_ucf101")
     assert global_stats == {k for k, block in norms(reference) if block._kwargs.get("use_global_stats")}
     assert global_stats == {f"res_layers.{i}.0.downsample.1" for i in range(4)}

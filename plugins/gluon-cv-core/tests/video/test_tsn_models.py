@@ -26,6 +26,7 @@ from gluoncv.model_zoo.action_recognition import (
 )
 from detection_testlib import (
     assert_same, build_ours, random_input, random_params_files, running_stats, strictly_loaded,
+    structure_and_output,
 )
 
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="action-recognition")
@@ -59,14 +60,6 @@ def _reference(name: str, **kwargs: Any) -> Any:
         return gluoncv.model_zoo.get_model(name, pretrained=False, pretrained_base=False, **kwargs)
 
 
-def _structure(net: Any, size: tuple[int, int]) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
-    """Parameter name -> shape and the output's shape, by symbolic shape inference."""
-    out = net(mx.sym.var("data"))
-    args, outputs, aux = out.infer_shape(data=(1, 3, *size))
-    shapes = {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
-    return {k: tuple(shapes[p.name]) for k, p in net._collect_params_with_prefix().items()}, tuple(outputs[0])
-
-
 def test_the_zoo_has_every_gluoncv_2d_action_model() -> None:
     # the *_int8 names are quantized float32 models, out of this zoo's scope
     prefixes = ("vgg16_", "inceptionv1_", "inceptionv3_", "resnet")
@@ -91,8 +84,8 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     # the dataset's dropout (VGG-16 and Inception V3: also inside the reused classifier layers)
     assert _dropout_rates(ours) == _dropout_rates(reference)
     assert set(_dropout_rates(ours)) == {spec.kwargs["dropout_ratio"]}
-    expected, expected_out = _structure(reference, size)
-    actual, actual_out = _structure(ours, size)
+    expected, expected_out = structure_and_output(reference, (1, 3, *size))
+    actual, actual_out = structure_and_output(ours, (1, 3, *size))
     assert sorted(actual) == sorted(expected)
     assert actual == expected
     assert actual_out == expected_out == (1, *spec.output_shape)

@@ -10,7 +10,6 @@ one step.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 
 import numpy as np
@@ -22,8 +21,9 @@ from gluon_hub.compat import mx
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
     assert_same, build_ours, empty_mirror, random_params_files, running_stats, strictly_loaded,
+    structure_and_output,
 )
-from video_testlib import trainable_on_cpu
+from video_testlib import no_initialization, trainable_on_cpu
 
 FAMILIES = ("slowfast_", "r2plus1d_", "p3d_", "c3d_")
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="action-recognition") if n.startswith(FAMILIES)]
@@ -52,25 +52,6 @@ def _clip_input(batch: int, clip: tuple[int, int, int], seed: int = 1):
     return mx.nd.array(np.random.RandomState(seed).uniform(-1, 1, (batch, 3, *clip)))
 
 
-@contextlib.contextmanager
-def _no_initialization():
-    """GluonCV's constructors and factories initialise every weight; structure needs none."""
-    originals = mx.gluon.Block.initialize, mx.gluon.Parameter.reset_ctx
-    mx.gluon.Block.initialize = mx.gluon.Parameter.reset_ctx = lambda self, *args, **kwargs: None
-    try:
-        yield
-    finally:
-        mx.gluon.Block.initialize, mx.gluon.Parameter.reset_ctx = originals
-
-
-def _structure(net, clip: tuple[int, int, int]) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
-    """Parameter name -> shape and the output's shape, by symbolic shape inference."""
-    out = net(mx.sym.var("data"))
-    args, outputs, aux = out.infer_shape(data=(1, 3, *clip))
-    shapes = {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
-    return {k: tuple(shapes[p.name]) for k, p in net._collect_params_with_prefix().items()}, tuple(outputs[0])
-
-
 def test_the_zoo_has_every_gluoncv_3d_model() -> None:
     reference = {n for n in gluoncv.model_zoo.get_model_list() if n.startswith(FAMILIES)}
     assert set(MODELS) == reference
@@ -81,11 +62,11 @@ def test_the_zoo_has_every_gluoncv_3d_model() -> None:
 def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     spec = gluon_hub.info(name)
     clip = _clip(name)
-    with _no_initialization():
+    with no_initialization():
         reference = _reference(name)
-    expected, expected_out = _structure(reference, clip)
+    expected, expected_out = structure_and_output(reference, (1, 3, *clip))
     ours = build_ours(name)
-    actual, actual_out = _structure(ours, clip)
+    actual, actual_out = structure_and_output(ours, (1, 3, *clip))
     assert sorted(actual) == sorted(expected)
     assert actual == expected
     assert actual_out == expected_out == (1, *spec.output_shape)
@@ -152,7 +133,7 @@ TRAINED = {
 def _uninitialized_reference(name: str):
     """GluonCV's model with no values yet: a file's load or :func:`randomize` fills them, so the
     factory's own random initialisation (tens of millions of values) is skipped."""
-    with _no_initialization():
+    with no_initialization():
         return _reference(name)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterator
 
 from gluon_hub.compat import mx
@@ -28,3 +29,15 @@ def trainable_on_cpu(reference: Any) -> Any:
         assert type(norm) in (mx.gluon.nn.BatchNorm, BatchNorm3D), type(norm)
         norm.__class__ = BatchNorm3D
     return reference
+
+
+@contextlib.contextmanager
+def no_initialization() -> Iterator[None]:
+    """GluonCV's video constructors initialise every weight (and move them to a context);
+    structure checks need none of them."""
+    originals = mx.gluon.Block.initialize, mx.gluon.Parameter.reset_ctx
+    mx.gluon.Block.initialize = mx.gluon.Parameter.reset_ctx = lambda self, *args, **kwargs: None
+    try:
+        yield
+    finally:
+        mx.gluon.Block.initialize, mx.gluon.Parameter.reset_ctx = originals
