@@ -306,7 +306,7 @@ def check_model(
     Dimensions the input spec leaves free (``None``) get ``free_dim``; the batch axis goes
     where the input layout puts ``N`` (first when there is no layout), in the inputs and
     the output alike. Where the model returns several arrays, ``output_shape`` describes
-    the first. Returns the findings and the network (``None`` when it could not be built).
+    the first (of nested lists, the first of the first). Returns the findings and the network (``None`` when it could not be built).
     """
     from . import load
 
@@ -331,7 +331,7 @@ def check_model(
                                 f"a batch of input shape(s) {shapes} failed: "
                                 f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
         return findings, net
-    if isinstance(output, (list, tuple)):
+    while isinstance(output, (list, tuple)):  # the first array, however deeply nested
         output = output[0]
     actual = tuple(output.shape)
     axis = _batch_axis(declared[0])  # outputs keep the batch axis where the input has it

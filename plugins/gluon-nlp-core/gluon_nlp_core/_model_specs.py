@@ -63,6 +63,13 @@ _LM = dict(
     output_shape=(None, _WIKITEXT2_VOCAB),
     license="Apache-2.0",
 )
+_ELMO = dict(
+    task="text-encoding",
+    # Character ids (gluon_nlp_core.text.elmo_chars.elmo_char_ids): 50 a word.
+    input=InputSpec(shape=(None, 50), layout="NTC", dtype="int32"),
+    license="Apache-2.0",
+    paper="https://arxiv.org/abs/1802.05365",
+)
 _STANDARD_LM_PAPER = "https://arxiv.org/abs/1409.2329"
 _AWD_LM_PAPER = "https://arxiv.org/abs/1708.02182"
 
@@ -171,6 +178,28 @@ _ARCHITECTURES: dict[str, dict] = {
         paper=_AWD_LM_PAPER,
         tags=("lstm", "rnn", "awd", "word-level"),
     ),
+    **{
+        f"elmo_2x{hidden}_{projection}_2048cnn_{highway}xhighway": dict(
+            _ELMO,
+            factory=f"{_MODELS}.elmo:elmo_2x{hidden}_{projection}_2048cnn_{highway}xhighway",
+            # the first output: the character encoder's word vectors, both directions
+            output_shape=(None, 2 * projection),
+            description=f"ELMo: character CNN (2048 filters, {highway} highway layer"
+            f"{'s' if highway > 1 else ''}), then 2 bidirectional LSTM layers of {hidden} units "
+            f"projected to {projection}; returns every layer's states",
+            tags=("elmo", "lstm", "character-cnn"),
+        )
+        for hidden, projection, highway in ((1024, 128, 1), (2048, 256, 1), (4096, 512, 2))
+    },
+    "big_rnn_lm_2048_512": dict(
+        _LM,
+        factory=f"{_MODELS}.big_rnn:big_rnn_lm_2048_512",
+        output_shape=(None, 793471),
+        description="2-layer LSTM language model of 2048 units projected to 512 (Google "
+        "Billion Words vocabulary, 793471 tokens); whitespace tokens",
+        paper="https://arxiv.org/abs/1602.02410",
+        tags=("lstm", "rnn", "word-level"),
+    ),
     "transformer_en_de_512": dict(
         task="machine-translation",
         factory=f"{_MODELS}.transformer:transformer_en_de_512",
@@ -200,8 +229,9 @@ def _variant(name: str, entry: dict, sources: dict[str, str],
              default_vocab_size: int) -> WeightVariant:
     sha1 = entry["sha1"]
     stem = f"{name}_{entry['tag']}-{sha1[:8]}"
-    size = entry["vocab_size"]
-    how = f"vocabulary {entry['vocab']!r} ({size} tokens)"
+    size = entry.get("vocab_size")
+    how = (f"vocabulary {entry['vocab']!r} ({size} tokens)" if "vocab" in entry
+           else "character ids, no vocabulary (gluon_nlp_core.text.elmo_chars.elmo_char_ids)")
     if "lower" in entry:
         how += "; lower-case the text" if entry["lower"] else "; keep the case"
     heads = entry.get("kwargs", {})
@@ -227,7 +257,7 @@ def model_specs() -> list[ModelSpec]:
     for name, arch in _ARCHITECTURES.items():
         entry = data["models"][name]
         # The factories default to the first variant's vocabulary (a test checks this).
-        default = entry["weights"][0]["vocab_size"]
+        default = entry["weights"][0].get("vocab_size")
         weights = tuple(_variant(name, w, data["sources"], default) for w in entry["weights"])
         specs.append(ModelSpec(name=name, weights=weights, num_params=entry["num_params"],
                                **arch))

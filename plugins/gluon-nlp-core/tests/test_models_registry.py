@@ -57,9 +57,9 @@ def test_every_published_file_of_these_models_is_registered():
     assert published == registered
 
 
-@pytest.mark.parametrize("name, variant", VARIANTS,
-                         ids=[f"{name}-{v.tag}" for name, v in VARIANTS])
-def test_vocabulary_is_the_one_gluonnlp_loads_with_its_file(name, variant):
+@pytest.mark.parametrize("name, variant", [(n, v) for n, v in VARIANTS if not n.startswith("elmo_")],
+                         ids=[f"{name}-{v.tag}" for name, v in VARIANTS if not name.startswith("elmo_")])
+def test_vocabulary_is_the_one_gluonnlp_loads_with_its_file(name, variant):  # ELMo reads characters
     vocab = _vocab_of(variant)
     # GluonNLP loads the vocabulary of the dataset name the weights are published under;
     # the translation model's source side is WMT2014_src.
