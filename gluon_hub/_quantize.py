@@ -27,6 +27,9 @@ __all__ = ["quantize", "calibration_layers", "int8_operators", "int8_model", "In
 CALIB_MODES = ("naive", "entropy", "none")
 #: Operators that oneDNN runs in int8 in a quantized graph.
 _INT8_PREFIXES = ("_contrib_quantize", "_contrib_quantized_", "_contrib_requantize")
+#: oneDNN fuses before MXNet quantizes, and MXNet 1.9 matches exclude_operators against the
+#: fused node's type: an operator type also excludes the fused nodes built around it.
+_FUSED_OPERATORS = {"FullyConnected": "_sg_mkldnn_fully_connected", "Convolution": "_sg_mkldnn_conv"}
 
 
 def quantize(
@@ -112,7 +115,9 @@ def quantize(
         warnings.filterwarnings("ignore", message="Cannot decide type")  # SymbolBlock's, harmless
         int8 = quantize_net_v2(
             block, quantized_dtype="auto", quantize_mode="smart",
-            exclude_layers=list(exclude_layers), exclude_operators=list(exclude_operators),
+            exclude_layers=list(exclude_layers),
+            exclude_operators=[*exclude_operators, *(_FUSED_OPERATORS[op] for op in exclude_operators
+                                                    if op in _FUSED_OPERATORS)],
             calib_data=None if mode == "none" else _BatchIter(mx, batches, shapes),
             data_shapes=shapes, calib_mode=mode, ctx=mx.cpu(), LayerOutputCollector=collector,
         )
@@ -265,7 +270,8 @@ def int8_model(fp32: str, input_shape: Sequence[int], calib_data: Iterable[Any] 
     a ``"module:function"`` string, imported only now and called with ``fp32``, that
     returns one (so that the spec stays small). Pass ``calib_data`` (batches of
     ``(batch, *input_shape)``) to calibrate on your own data instead, for example after
-    fine-tuning.
+    fine-tuning. A video model that averages ``num_segments * num_crop`` frames (TSN) is
+    planned for one video's frames, ``(frames, *input_shape)``.
     """
     from ._api import load
 
@@ -274,7 +280,9 @@ def int8_model(fp32: str, input_shape: Sequence[int], calib_data: Iterable[Any] 
 
         thresholds = import_object(thresholds, f"the thresholds of the int8 model of {fp32!r}")(fp32)
     net = load(fp32, **kwargs)
-    return Int8Model(net, (1, *input_shape), calib_data=calib_data, calib_mode=calib_mode,
+    # one sample of a TSN-style video model is num_segments * num_crop frames, (frames, 3, H, W)
+    frames = getattr(net, "num_segments", 1) * getattr(net, "num_crop", 1)
+    return Int8Model(net, (frames, *input_shape), calib_data=calib_data, calib_mode=calib_mode,
                      exclude_layers=exclude_layers, exclude_operators=exclude_operators,
                      thresholds=thresholds)
 
