@@ -12,7 +12,13 @@ def test_every_spec_is_valid_and_its_metadata_complete():
     assert_plugin_conforms("nlp", build_models=False)
 
 
-@pytest.mark.parametrize("name", gluon_hub.list_models(plugin="nlp"))
+#: big_rnn_lm_2048_512 (822M parameters, 3.3 GB) is built at full size by its declared shapes
+#: only (tests/test_models_elmo.py), and run at a reduced size there: allocating it here too
+#: took this process past 20 GB beside the other full-size builds
+FULL_SIZE = [name for name in gluon_hub.list_models(plugin="nlp") if name != "big_rnn_lm_2048_512"]
+
+
+@pytest.mark.parametrize("name", FULL_SIZE)
 def test_model_builds_runs_and_matches_its_declared_output_shape_and_size(name):
     # Every model at full size, fed every input its spec declares. BERT-large is the
     # largest: about 4 s and 2.3 GB on two CPU cores, mostly initialising 336M weights
