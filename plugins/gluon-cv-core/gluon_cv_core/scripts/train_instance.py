@@ -27,15 +27,13 @@ from __future__ import annotations
 import argparse
 import ast
 import logging
-import math
-import time
 from typing import Any, Sequence
 
 import numpy as np
 from gluon_hub.compat import mx
 
-from ._common import Checkpoints, check_positive, seed_everything, train_main
-from .train_detection import _fill_defaults, _trace_afresh, warmed_schedule
+from ._common import check_positive, seed_everything, train_main
+from ._recipe_training import fill_defaults, fit
 
 log = logging.getLogger("gluon_cv_core.train_instance")
 
@@ -167,8 +165,6 @@ def evaluate_instances(net: Any, dataset: Any, recipe: Any, metric: Any, ctx: Se
 
 def train(args: argparse.Namespace) -> list[dict[str, float]]:
     """Run the training the arguments describe; returns one record per epoch."""
-    from gluon_hub.data import SplitSampler
-
     from .._devices import contexts
     from ..data.instance_metrics import COCOInstanceMetric
     from ..detection_training import recipe_for
@@ -190,67 +186,17 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
     if not isinstance(recipe, MaskRCNNRecipe):
         raise ValueError(f"{args.model} is not a Mask R-CNN; train detectors with "
                          "python -m gluon_cv_core.scripts.train_detection")
-    _fill_defaults(args, recipe.defaults)
+    fill_defaults(args, recipe.defaults)
     check_positive(args, "batch_size", "num_epochs", "save_frequency", "val_interval")
 
-    train_data = recipe.training_data(InstanceTrainingSamples(train_set, len(net.classes)))
-    sampler = SplitSampler(len(train_data), kv.num_workers, kv.rank, even_size=True)
-    global_batch = args.batch_size * len(ctx)
-    if len(sampler) < global_batch:
-        raise ValueError(f"this worker's {len(sampler)} training images do not fill one batch of {global_batch} "
-                         f"(--batch-size {args.batch_size} x {len(ctx)} device(s)); lower --batch-size")
-    loader = mx.gluon.data.DataLoader(train_data, batch_sampler=recipe.batch_sampler(sampler, global_batch),
-                                      batchify_fn=recipe.batchify(), num_workers=args.num_workers)
-    steps_per_epoch = len(sampler) // global_batch
-    if args.steps_per_epoch:
-        steps_per_epoch = min(steps_per_epoch, args.steps_per_epoch)
     metric = COCOInstanceMetric(val_set)
 
-    recipe.prepare()
-    trainer = mx.gluon.Trainer(
-        net.collect_params(), args.optimizer,
-        {"learning_rate": args.lr, "wd": args.wd, "lr_scheduler": warmed_schedule(args, steps_per_epoch),
-         **({"momentum": args.momentum} if args.optimizer in ("sgd", "nag") else {})},
-        kvstore=kv,
-    )
-    names = recipe.loss_names
-    history: list[dict[str, float]] = []
-    checkpoints = Checkpoints(args.save_dir if kv.rank == 0 else None, args.model, args.save_frequency)
-    for epoch in range(args.num_epochs):
-        _trace_afresh(net, args.hybridize)  # training-mode graph
-        tic, sums, steps = time.time(), [0.0] * len(names), 0
-        for steps, batch in enumerate(loader, 1):
-            parts = [mx.gluon.utils.split_and_load(item, ctx, even_split=False) for item in batch]
-            with mx.autograd.record():
-                per_device = [recipe.losses(device_batch) for device_batch in zip(*parts)]
-                totals = [mx.nd.add_n(*losses) for losses in per_device]
-            mx.autograd.backward(totals)
-            trainer.step(len(ctx) * kv.num_workers)  # losses are per-device means: average the devices
-            values = [sum(float(losses[k].asscalar()) for losses in per_device) / len(per_device)
-                      for k in range(len(names))]
-            bad = [name for name, value in zip(names, values) if not math.isfinite(value)]
-            if bad:
-                raise FloatingPointError(f"epoch {epoch + 1} step {steps}: the {', '.join(bad)} loss became "
-                                         f"{values[names.index(bad[0])]} at learning rate {trainer.learning_rate:g}; "
-                                         "lower --lr or lengthen --lr-warmup")
-            sums = [s + v for s, v in zip(sums, values)]
-            if args.log_interval and steps % args.log_interval == 0:
-                log.info("epoch %d step %d/%d: %s, lr %.5f", epoch + 1, steps, steps_per_epoch,
-                         ", ".join(f"{n} {s / steps:.4f}" for n, s in zip(names, sums)), trainer.learning_rate)
-            if steps >= steps_per_epoch:
-                break
-        record: dict[str, float] = {"epoch": epoch + 1, **{n: s / max(steps, 1) for n, s in zip(names, sums)},
-                                    "lr": trainer.learning_rate,
-                                    "images_per_s": steps * global_batch / (time.time() - tic)}
-        last = epoch + 1 == args.num_epochs
-        if (epoch + 1) % args.val_interval == 0 or last:
-            _trace_afresh(net, args.hybridize)  # inference-mode graph
-            record.update({f"val_{k}": v for k, v in
-                           evaluate_instances(net, val_set, recipe, metric, ctx, args.num_workers).items()})
-        history.append(record)
-        log.info("epoch %d: %s", epoch + 1, ", ".join(f"{k} {v:.4g}" for k, v in record.items() if k != "epoch"))
-        checkpoints.save(net, epoch, last, record.get("val_segm_mAP"))
-    return history
+    def validate() -> dict[str, float]:
+        scores = evaluate_instances(net, val_set, recipe, metric, ctx, args.num_workers)
+        return {f"val_{name}": value for name, value in scores.items()}
+
+    train_data = recipe.training_data(InstanceTrainingSamples(train_set, len(net.classes)))
+    return fit(args, net, recipe, train_data, ctx, kv, validate, "val_segm_mAP", log)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

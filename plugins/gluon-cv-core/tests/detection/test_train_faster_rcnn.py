@@ -268,12 +268,12 @@ def test_an_uninitialized_network_is_refused_with_the_fix() -> None:
 def test_coco_schedule_warms_up_per_iteration_as_gluoncv_does() -> None:
     import argparse
 
-    from gluon_cv_core.scripts.train_detection import _fill_defaults, warmed_schedule
+    from gluon_cv_core.scripts._recipe_training import fill_defaults, warmed_schedule
 
     args = argparse.Namespace(lr=None, lr_mode=None, lr_decay=None, lr_decay_epoch=None, warmup_epochs=None,
                               warmup_lr=0.0, wd=None, momentum=None, num_epochs=None, optimizer=None,
                               batch_size=None, lr_warmup=None, lr_warmup_factor=None)
-    _fill_defaults(args, COCO_DEFAULTS)
+    fill_defaults(args, COCO_DEFAULTS)
     assert (args.lr, args.lr_warmup, args.lr_warmup_factor) == (0.00125, 1000, 1.0 / 3.0)
     steps_per_epoch = 1500
     param = mx.gluon.Parameter("w", shape=(1,))
@@ -298,5 +298,5 @@ def test_coco_schedule_warms_up_per_iteration_as_gluoncv_does() -> None:
     short = warmed_schedule(args, 10)
     assert short(10) == pytest.approx(0.00125 * ((1 - 0.009) / 3 + 0.009)) and short(11) == 0.00125
     voc = argparse.Namespace(**{**vars(args), "lr_warmup": None, "lr_warmup_factor": None})
-    _fill_defaults(voc, VOC_DEFAULTS)
+    fill_defaults(voc, VOC_DEFAULTS)
     assert voc.lr_warmup == 0 and warmed_schedule(voc, 10)(1) == voc.lr
