@@ -14,7 +14,10 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from detection_testlib import assert_same, build_ours, random_params_files, running_stats, strictly_loaded
+from detection_testlib import (
+    assert_gluoncv_file, assert_same, assert_same_training_state, build_ours, random_params_files,
+    running_stats, strictly_loaded,
+)
 
 MODELS = gluon_hub.list_models(plugin="cv", task="depth-estimation")
 SOURCE = "https://cv.gluon.ai/model_zoo/depth.html"
@@ -80,12 +83,8 @@ def test_weights_name_the_file_gluoncv_publishes(name: str) -> None:
     from gluoncv.model_zoo import model_store
 
     spec = gluon_hub.info(name)
-    sha1 = model_store._model_sha1[name]
+    assert_gluoncv_file(spec, name, model_store._model_sha1[name], "kitti")
     variant = spec.weight()
-    assert variant.file.hash == f"sha1:{sha1}"
-    assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
-    assert variant.file.extract == f"{name}-{sha1[:8]}.params"
-    assert variant.tag == "kitti"
     assert variant.metrics and all(m.source == SOURCE for m in variant.metrics)
 
 
@@ -164,18 +163,8 @@ def test_training_step_matches_gluoncv(name: str, saved) -> None:
     actual = _training_step(ours, x)
     for got, want in zip(actual, expected):
         assert_same(got, want, rtol=1e-4)
-    after, ours_after = running_stats(reference), running_stats(ours)
-    assert ours_after.keys() == after.keys()
-    assert all(not np.allclose(before[k], after[k]) for k in after)  # every statistic moved
-    for key in after:
-        np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
-    grads = {k: p.grad().asnumpy() for k, p in ours._collect_params_with_prefix().items()
-             if p.grad_req != "null" and ".fc." not in k}  # the unused classifier has no gradient
-    for key, param in reference._collect_params_with_prefix().items():
-        if key in grads:
-            expected_grad = param.grad().asnumpy()
-            scale = max(1e-6, float(np.abs(expected_grad).max()))
-            np.testing.assert_allclose(grads[key], expected_grad, rtol=1e-3, atol=1e-3 * scale, err_msg=key)
+    # the encoder's unused classifier has no gradient
+    assert_same_training_state(reference, ours, before, grads_of=lambda key: ".fc." not in key)
 
 
 def test_inputs_the_decoder_cannot_take_are_refused_with_their_shape() -> None:

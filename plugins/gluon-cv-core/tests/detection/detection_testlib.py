@@ -81,6 +81,54 @@ def running_stats(net: Any) -> dict[str, np.ndarray]:
             if k.endswith(RUNNING_STATS)}
 
 
+def learnable_count(net: Any, shapes: dict[str, tuple[int, ...]]) -> int:
+    """How many numbers of ``net`` train (``grad_req`` not null), from structural ``shapes``;
+    a parameter held under two names (GluonCV's I3D, Monodepth2) counts once."""
+    learnable = {id(p): k for k, p in net._collect_params_with_prefix().items() if p.grad_req != "null"}
+    return sum(int(np.prod(shapes[k])) for k in learnable.values())
+
+
+def assert_same_structure(ours: Any, reference: Any, data_shape: tuple[int, ...], spec: Any) -> None:
+    """Ours has GluonCV's parameter names, in its order, with its shapes, gives its output
+    shape (the spec's, for the batch of ``data_shape``), and trains the spec's parameter count."""
+    expected, expected_out = structure_and_output(reference, data_shape)
+    actual, actual_out = structure_and_output(ours, data_shape)
+    assert sorted(actual) == sorted(expected)
+    assert actual == expected
+    assert actual_out == expected_out == (data_shape[0], *spec.output_shape)
+    assert learnable_count(ours, actual) == spec.num_params
+
+
+def assert_gluoncv_file(spec: Any, name: str, sha1: str, tag: str | None = None) -> None:
+    """The spec's default weights are the file GluonCV publishes for ``name`` (under ``tag``
+    when one is given)."""
+    variant = spec.weight()
+    assert variant.file.hash == f"sha1:{sha1}"
+    assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
+    assert variant.file.extract == f"{name}-{sha1[:8]}.params"
+    assert tag is None or variant.tag == tag
+
+
+def assert_same_training_state(reference: Any, ours: Any, before: dict[str, np.ndarray],
+                               moved: set[str] | None = None, grads_of: Callable[[str], bool] = lambda key: True
+                               ) -> None:
+    """After one training step of each model: the same BatchNorm statistics, which moved from
+    ``before`` (every one, or exactly ``moved``), and the same gradient for every learnable
+    parameter that ``grads_of(key)`` keeps."""
+    after, ours_after = running_stats(reference), running_stats(ours)
+    assert ours_after.keys() == after.keys()
+    assert {k for k in after if not np.allclose(before[k], after[k])} == (set(after) if moved is None else moved)
+    for key in after:
+        np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
+    ours_params = ours._collect_params_with_prefix()
+    for key, param in reference._collect_params_with_prefix().items():
+        if param.grad_req != "null" and grads_of(key):
+            expected = param.grad().asnumpy()
+            scale = max(1e-6, float(np.abs(expected).max()))
+            np.testing.assert_allclose(ours_params[key].grad().asnumpy(), expected, rtol=1e-3,
+                                       atol=1e-3 * scale, err_msg=key)
+
+
 def flat(outputs: Any) -> list:
     """Nested output lists and tuples as one list of arrays."""
     items = []

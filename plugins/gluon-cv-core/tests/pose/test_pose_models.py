@@ -16,8 +16,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
-    assert_same, build_ours, random_input, random_params_files, running_stats, strictly_loaded,
-    structure_and_output,
+    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
+    random_input, random_params_files, running_stats, strictly_loaded,
 )
 
 #: the float32 pose models (the int8 ones, quantized at load, have their own tests)
@@ -40,15 +40,7 @@ def test_the_zoo_has_every_gluoncv_pose_model() -> None:
 def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     spec = gluon_hub.info(name)
     size = spec.input.shape[1:]
-    ours = build_ours(name)
-    expected, expected_out = structure_and_output(_reference(name), (1, 3, *size))
-    actual, actual_out = structure_and_output(ours, (1, 3, *size))
-    assert sorted(actual) == sorted(expected)
-    assert actual == expected
-    assert actual_out == expected_out == (1, *spec.output_shape)
-    learnable = sum(int(np.prod(actual[k])) for k, p in ours._collect_params_with_prefix().items()
-                    if p.grad_req != "null")
-    assert learnable == spec.num_params
+    assert_same_structure(build_ours(name), _reference(name), (1, 3, *size), spec)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -57,12 +49,8 @@ def test_weights_name_the_file_gluoncv_publishes(name: str) -> None:
     from gluoncv.model_zoo import model_store
 
     spec = gluon_hub.info(name)
-    sha1 = model_store._model_sha1[name]
+    assert_gluoncv_file(spec, name, model_store._model_sha1[name], "coco")
     variant = spec.weight()
-    assert variant.file.hash == f"sha1:{sha1}"
-    assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
-    assert variant.file.extract == f"{name}-{sha1[:8]}.params"
-    assert variant.tag == "coco"
     keypoints = [COCOKeyPoints.KEYPOINTS[i] for i in range(len(COCOKeyPoints.KEYPOINTS))]
     assert spec.class_names(spec.input.num_classes) == keypoints
     names = {m.name for m in variant.metrics}
@@ -150,17 +138,7 @@ def test_training_step_matches_gluoncv(name: str, saved) -> None:
     expected = _training_step(reference, x, target)
     actual = _training_step(ours, x, target)
     assert_same(actual, expected, rtol=1e-4)
-    after, ours_after = running_stats(reference), running_stats(ours)
-    assert ours_after.keys() == after.keys()
-    assert all(not np.allclose(before[k], after[k]) for k in after)  # every statistic moved
-    for key in after:
-        np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
-    grads = {k: p.grad().asnumpy() for k, p in ours._collect_params_with_prefix().items() if p.grad_req != "null"}
-    for key, param in reference._collect_params_with_prefix().items():
-        if param.grad_req != "null":
-            expected_grad = param.grad().asnumpy()
-            scale = max(1e-6, float(np.abs(expected_grad).max()))
-            np.testing.assert_allclose(grads[key], expected_grad, rtol=1e-3, atol=1e-3 * scale, err_msg=key)
+    assert_same_training_state(reference, ours, before)
 
 
 @pytest.mark.parametrize("factory, backbone", [("simple_pose", "resnet34_v1b"), ("mobile_pose", "vgg16")])

@@ -20,8 +20,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
-    assert_same, build_ours, random_params_files, randomize, running_stats, strictly_loaded,
-    structure_and_output,
+    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
+    random_params_files, randomize, running_stats, strictly_loaded,
 )
 from video_testlib import no_initialization, norms, trainable_on_cpu
 
@@ -63,14 +63,7 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     ours = build_ours(name)
     with no_initialization():
         reference = _reference(name)
-    expected, expected_out = structure_and_output(reference, (1, 3, *clip))
-    actual, actual_out = structure_and_output(ours, (1, 3, *clip))
-    assert sorted(actual) == sorted(expected)
-    assert actual == expected
-    assert actual_out == expected_out == (1, *spec.output_shape)
-    # GluonCV's I3D ResNets hold each bottleneck weight under two names: count each once
-    unique = {id(p): k for k, p in ours._collect_params_with_prefix().items() if p.grad_req != "null"}
-    assert sum(int(np.prod(actual[k])) for k in unique.values()) == spec.num_params
+    assert_same_structure(ours, reference, (1, 3, *clip), spec)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -81,11 +74,8 @@ def test_weights_name_the_file_gluoncv_publishes(name: str) -> None:
     if name.endswith("_custom"):  # a template for the user's own classes: nothing published
         assert spec.weights == () and spec.input.labels is None
         return
-    sha1 = model_store._model_sha1[name]
+    assert_gluoncv_file(spec, name, model_store._model_sha1[name])
     variant = spec.weight()
-    assert variant.file.hash == f"sha1:{sha1}"
-    assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
-    assert variant.file.extract == f"{name}-{sha1[:8]}.params"
     assert len(spec.class_names(spec.input.num_classes)) == spec.output_shape[0]
     assert [m.name for m in variant.metrics] == ["top-1"]
     assert all(m.source == "https://cv.gluon.ai/model_zoo/action_recognition.html" for m in variant.metrics)
@@ -168,18 +158,7 @@ def test_training_step_matches_gluoncv(name: str, saved) -> None:
         loss.backward()
         results.append(scores)
     assert_same(results[1], results[0], rtol=1e-4)
-    after, ours_after = running_stats(reference), running_stats(ours)
-    assert ours_after.keys() == after.keys()
-    assert any(not np.allclose(before[k], after[k]) for k in after)  # statistics were trained
-    for key in after:
-        np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
-    ours_params = ours._collect_params_with_prefix()
-    for key, param in reference._collect_params_with_prefix().items():
-        if param.grad_req != "null":
-            expected = param.grad().asnumpy()
-            scale = max(1e-6, float(np.abs(expected).max()))
-            np.testing.assert_allclose(ours_params[key].grad().asnumpy(), expected, rtol=1e-3,
-                                       atol=1e-3 * scale, err_msg=key)
+    assert_same_training_state(reference, ours, before)
 
 
 def test_our_video_batchnorm_trains_on_cpu_where_mxnets_does_not() -> None:

@@ -14,7 +14,6 @@ import contextlib
 from typing import Any, Callable, Iterator
 from unittest import mock
 
-import numpy as np
 import pytest
 
 import gluon_hub
@@ -25,8 +24,8 @@ from gluoncv.model_zoo.action_recognition import (
     actionrec_inceptionv1, actionrec_inceptionv3, actionrec_resnetv1b, actionrec_vgg16,
 )
 from detection_testlib import (
-    assert_same, build_ours, random_input, random_params_files, running_stats, strictly_loaded,
-    structure_and_output,
+    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
+    random_input, random_params_files, running_stats, strictly_loaded,
 )
 
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="action-recognition")
@@ -84,14 +83,7 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     # the dataset's dropout (VGG-16 and Inception V3: also inside the reused classifier layers)
     assert _dropout_rates(ours) == _dropout_rates(reference)
     assert set(_dropout_rates(ours)) == {spec.kwargs["dropout_ratio"]}
-    expected, expected_out = structure_and_output(reference, (1, 3, *size))
-    actual, actual_out = structure_and_output(ours, (1, 3, *size))
-    assert sorted(actual) == sorted(expected)
-    assert actual == expected
-    assert actual_out == expected_out == (1, *spec.output_shape)
-    learnable = sum(int(np.prod(actual[k])) for k, p in ours._collect_params_with_prefix().items()
-                    if p.grad_req != "null")
-    assert learnable == spec.num_params
+    assert_same_structure(ours, reference, (1, 3, *size), spec)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -103,11 +95,8 @@ def test_weights_and_labels_are_gluoncvs(name: str) -> None:
     dataset = spec.tags[2]
     if name in model_store._model_sha1:
         sha1 = model_store._model_sha1[name]
+        assert_gluoncv_file(spec, name, sha1, dataset)
         variant = spec.weight()
-        assert variant.file.hash == f"sha1:{sha1}"
-        assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
-        assert variant.file.extract == f"{name}-{sha1[:8]}.params"
-        assert variant.tag == dataset
         assert [m.name for m in variant.metrics] == ["top-1"]
         assert variant.metrics[0].source == "https://cv.gluon.ai/model_zoo/action_recognition.html"
     else:
@@ -203,21 +192,9 @@ def test_training_step_matches_gluoncv(name: str, saved) -> None:
     expected = _training_step(reference, x, labels)
     actual = _training_step(ours, x, labels)
     assert_same(actual, expected, rtol=1e-4)
-    after, ours_after = running_stats(reference), running_stats(ours)
-    assert ours_after.keys() == after.keys()
-    moved = {k for k in after if not np.allclose(before[k], after[k])}
-    if name.startswith("inception"):  # partial BN: only the first norm's statistics train
-        assert moved == {"conv1.1.running_mean", "conv1.1.running_var"}
-    else:
-        assert moved == set(after)
-    for key in after:
-        np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
-    grads = {k: p.grad().asnumpy() for k, p in ours._collect_params_with_prefix().items() if p.grad_req != "null"}
-    for key, param in reference._collect_params_with_prefix().items():
-        if param.grad_req != "null":
-            expected_grad = param.grad().asnumpy()
-            scale = max(1e-6, float(np.abs(expected_grad).max()))
-            np.testing.assert_allclose(grads[key], expected_grad, rtol=1e-3, atol=1e-3 * scale, err_msg=key)
+    # partial BN: in the Inception networks only the first norm's statistics train
+    moved = {"conv1.1.running_mean", "conv1.1.running_var"} if name.startswith("inception") else None
+    assert_same_training_state(reference, ours, before, moved)
 
 
 def test_feature_mode_returns_each_videos_averaged_feature(tmp_path) -> None:

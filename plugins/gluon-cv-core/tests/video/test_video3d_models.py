@@ -20,8 +20,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from detection_testlib import (
-    assert_same, build_ours, empty_mirror, random_params_files, running_stats, strictly_loaded,
-    structure_and_output,
+    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
+    empty_mirror, random_params_files, running_stats, strictly_loaded,
 )
 from video_testlib import no_initialization, trainable_on_cpu
 
@@ -64,18 +64,11 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
     clip = _clip(name)
     with no_initialization():
         reference = _reference(name)
-    expected, expected_out = structure_and_output(reference, (1, 3, *clip))
     ours = build_ours(name)
-    actual, actual_out = structure_and_output(ours, (1, 3, *clip))
-    assert sorted(actual) == sorted(expected)
-    assert actual == expected
-    assert actual_out == expected_out == (1, *spec.output_shape)
+    assert_same_structure(ours, reference, (1, 3, *clip), spec)
     # the symbols' names too (GluonCV's block prefixes), so exported graphs name the same weights
     strip = {k: p.name.split("_", 1)[1] for k, p in reference._collect_params_with_prefix().items()}
     assert {k: p.name.split("_", 1)[1] for k, p in ours._collect_params_with_prefix().items()} == strip
-    learnable = sum(int(np.prod(actual[k])) for k, p in ours._collect_params_with_prefix().items()
-                    if p.grad_req != "null")
-    assert learnable == spec.num_params
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -87,11 +80,8 @@ def test_weights_name_the_file_gluoncv_publishes(name: str) -> None:
     if sha1 is None:  # GluonCV lists these names without a file
         assert spec.weights == ()
         return
+    assert_gluoncv_file(spec, name, sha1, "kinetics400")
     variant = spec.weight()
-    assert variant.file.hash == f"sha1:{sha1}"
-    assert variant.file.filename == f"gluon/models/{name}-{sha1[:8]}.zip"
-    assert variant.file.extract == f"{name}-{sha1[:8]}.params"
-    assert variant.tag == "kinetics400"
     assert spec.class_names(400)[:2] == ["abseiling", "air_drumming"]
     assert [m.name for m in variant.metrics] == ["top-1"]
     assert all(m.source == "https://cv.gluon.ai/model_zoo/action_recognition.html" for m in variant.metrics)
@@ -191,17 +181,7 @@ def compare_training_steps(name: str, path: str) -> None:
     expected = _training_step(reference, x, weights)
     actual = _training_step(ours, x, weights)
     assert_same(actual, expected, rtol=1e-4)
-    after, ours_after = running_stats(reference), running_stats(ours)
-    assert ours_after.keys() == after.keys()
-    assert all(not np.allclose(before[k], after[k]) for k in after)  # every statistic moved
-    for key in after:
-        np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
-    grads = {k: p.grad().asnumpy() for k, p in ours._collect_params_with_prefix().items() if p.grad_req != "null"}
-    for key, param in reference._collect_params_with_prefix().items():
-        if param.grad_req != "null":
-            expected_grad = param.grad().asnumpy()
-            scale = max(1e-6, float(np.abs(expected_grad).max()))
-            np.testing.assert_allclose(grads[key], expected_grad, rtol=1e-3, atol=1e-3 * scale, err_msg=key)
+    assert_same_training_state(reference, ours, before)
 
 
 @pytest.mark.parametrize("name", TRAINED)
