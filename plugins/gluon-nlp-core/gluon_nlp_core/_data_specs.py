@@ -37,7 +37,8 @@ def _file_table() -> dict[str, Any]:
 
 def _file_ref(entry: dict[str, Any], base: str, mirror: str) -> FileRef:
     if "urls" in entry:
-        return FileRef(hash=f"sha1:{entry['sha1']}", urls=tuple(entry["urls"]))
+        # "filename": the file's path on the GluonNLP mirror too, so GLUON_HUB_MIRRORS serve it.
+        return FileRef(hash=f"sha1:{entry['sha1']}", urls=tuple(entry["urls"]), filename=entry.get("filename"))
     filename = base + entry["archive"]
     return FileRef(
         hash=f"sha1:{entry['sha1']}",

@@ -28,8 +28,10 @@ wikitext103    train, val, test                         as wikitext2
 The groups each ``*_datasets.json`` describes are parsed by their own modules: ``superglue``
 (``superglue_rte`` ... ``superglue_axg``), ``sentiment`` (``imdb``, ``mr``, ``subj``, ``cr``, ``mpqa``,
 ``sst_1``, ``sst_2``), ``wmt`` (``wmt2014``, ``wmt2016``, raw and ``_bpe``), ``tagging``
-(``conll2000`` ... ``conll2004``, ``ud21``), ``intent_slot`` (``atis``, ``snips``) and ``corpora``
-(``gbw``, ``text8``, ``enwik8``); ``gluon-hub list --kind datasets`` shows them all.
+(``conll2000`` ... ``conll2004``, ``ud21``), ``intent_slot`` (``atis``, ``snips``), ``corpora``
+(``gbw``, ``text8``, ``enwik8``) and ``word_evaluation`` (word similarity: ``wordsim353``, ``men``,
+``simlex999`` ...; word analogy: ``google_analogy``, ``bigger_analogy``);
+``gluon-hub list --kind datasets`` shows them all.
 """
 
 from __future__ import annotations
