@@ -68,7 +68,8 @@ class FileRef:
     ``filename`` is resolved against the ordered mirror list. When the published file is
     a zip (GluonCV publishes ``{name}-{sha1[:8]}.zip`` holding a ``.params``, and its sha1
     is that of the ``.params``), ``extract`` names the member to keep: ``hash`` and
-    ``size`` then describe that member, and ``archive_hash`` the zip, where known.
+    ``size`` then describe that member, and ``archive_hash`` the zip, where known. A bare
+    member name also finds the one file of that name inside a folder of the zip.
     """
 
     hash: str

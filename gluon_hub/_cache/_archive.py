@@ -65,6 +65,13 @@ def extract_member(
         for info in infos:
             _check_member(label, info, limit)
         matches = [i for i in infos if i.filename == member and not i.is_dir()]
+        if not matches and "/" not in member:
+            # Publishers' zips often hold the file inside a folder, which GluonNLP's and
+            # GluonCV's readers flatten: take the one file of that name (its hash is checked).
+            matches = [i for i in infos if not i.is_dir() and i.filename.rsplit("/", 1)[-1] == member]
+            if len(matches) > 1:
+                raise UnsafeArchiveError(f"{label} holds {member!r} in several folders: "
+                                         + ", ".join(i.filename for i in matches[:10]))
         if not matches:
             names = ", ".join(i.filename for i in infos[:10])
             raise UnsafeArchiveError(f"{label} has no member {member!r}; it holds: {names}")

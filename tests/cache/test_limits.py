@@ -296,3 +296,32 @@ def test_a_zip_without_the_member_names_its_url_not_the_temp_file(server, cache_
     assert f"{server.url}gluon/models/net-0123abcd.zip has no member 'net-0123abcd.params'" in message
     assert ".part" not in message
     assert visible_files(cache_env) == [] and temp_leftovers(cache_env) == []
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_member_inside_a_folder_of_the_zip_is_found_by_its_name(server, cache_env, monkeypatch):
+    # GluonNLP's dataset zips may hold train.jsonl as RTE/train.jsonl; its readers flatten folders
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", server.url)
+    server.add("gluon/dataset/rte/train-01ebec38.zip", _zip({"RTE/": b"", "RTE/train.jsonl": b"member"}),
+               content_type="application/zip")
+    ref = FileRef(hash=sha256(b"member"), size=6, filename="gluon/dataset/rte/train-01ebec38.zip",
+                  extract="train.jsonl")
+    assert gluon_hub.fetch(ref).read_bytes() == b"member"
+
+
+def test_a_member_name_in_two_folders_is_refused_as_ambiguous(server, cache_env, monkeypatch):
+    monkeypatch.setenv("GLUON_HUB_MIRRORS", server.url)
+    server.add("gluon/dataset/rte/train-01ebec38.zip", _zip({"a/train.jsonl": b"member", "b/train.jsonl": b"other"}),
+               content_type="application/zip")
+    ref = FileRef(hash=sha256(b"member"), size=6, filename="gluon/dataset/rte/train-01ebec38.zip",
+                  extract="train.jsonl")
+    with pytest.raises(DownloadError, match=r"holds 'train.jsonl' in several folders: a/train.jsonl, b/train.jsonl"):
+        gluon_hub.fetch(ref)
+    assert visible_files(cache_env) == [] and temp_leftovers(cache_env) == []
