@@ -440,16 +440,17 @@ def test_archive_members_are_kept_only_with_the_published_hash(tmp_path):
     import hashlib
 
     from gluon_nlp_core.datasets.corpora import _unpack
-    from gluon_nlp_core.datasets.tagging import extract_checked
+    from gluon_nlp_core.datasets._archives import extract_checked
 
     _tar(tmp_path / "ud.tgz", {"ud-treebanks-v2.1/UD_English/en-ud-dev.conllu": CONLLU.encode()})
     good = hashlib.sha1(CONLLU.encode()).hexdigest()
+    out = tmp_path / "out"
     with pytest.raises(ValueError, match="has sha1 .* the published one is 0+"):
-        extract_checked(tmp_path / "ud.tgz", "en-ud-dev.conllu", "0" * 40, tmp_path / "out")
-    assert not (tmp_path / "out" / "en-ud-dev.conllu").exists()
-    assert extract_checked(tmp_path / "ud.tgz", "en-ud-dev.conllu", good, tmp_path / "out").read_text() == CONLLU
-    with pytest.raises(FileNotFoundError, match="no file named 'fr-ud-dev.conllu'"):
-        extract_checked(tmp_path / "ud.tgz", "fr-ud-dev.conllu", good, tmp_path / "out")
+        extract_checked(tmp_path / "ud.tgz", "en-ud-dev.conllu", "0" * 40, out / "en-ud-dev.conllu")
+    assert not (out / "en-ud-dev.conllu").exists()
+    assert extract_checked(tmp_path / "ud.tgz", "en-ud-dev.conllu", good, out / "en-ud-dev.conllu").read_text() == CONLLU
+    with pytest.raises(FileNotFoundError, match="holds no file 'fr-ud-dev.conllu'"):
+        extract_checked(tmp_path / "ud.tgz", "fr-ud-dev.conllu", good, out / "fr-ud-dev.conllu")
 
     shards = {f"news.en-0000{i}-of-00100": f"shard {i}\n".encode() for i in (2, 1)}
     subdir = "training-monolingual.tokenized.shuffled"

@@ -23,7 +23,8 @@ from mxnet.gluon.utils import _get_repo_file_url
 
 from gluon_hub import FileRef
 from gluon_nlp_core._data_specs import _groups, dataset_files
-from gluon_nlp_core.datasets.word_evaluation import extract_checked, member_text
+from gluon_nlp_core.datasets._archives import extract_checked
+from gluon_nlp_core.datasets.word_evaluation import member_text
 from gluon_nlp_core.text.embedding_evaluation import cosine_similarity
 
 NAMES = {"WordSim353": "wordsim353", "MEN": "men", "RadinskyMTurk": "radinsky_mturk",

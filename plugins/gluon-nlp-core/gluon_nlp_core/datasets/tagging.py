@@ -7,13 +7,12 @@ chunk labels]`` for CoNLL-2000), as GluonNLP 0.10's ``gluonnlp.data.CoNLL*`` giv
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
-import tarfile
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from .._data_specs import _groups, dataset_files
+from ._archives import published_member
 from ._base import TextDataset, dataset_file
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -60,64 +59,6 @@ def parse_columns(text: str, source: str, skip_comments: bool = False) -> list[l
     if rows:
         close()
     return sentences
-
-
-def tar_member(name: str, key: str, root: str | os.PathLike[str] | None) -> tuple[bytes, str]:
-    """The bytes of one file of a dataset published inside a ``.tar.gz`` (by its ``members``
-    key), and the name to use for it in errors.
-
-    With ``root``, the file itself (by its base name) or the archive is read from there, as
-    is. Through the cache, the archive is fetched (its sha1 checked) and the member is kept
-    in the cache's ``extracted/<name>/`` once its own published sha1 is checked.
-    """
-    member = _groups()[name]["members"][key]
-    basename, sha1 = member["name"], member["sha1"]
-    archive_ref = dataset_files(name)["archive"]
-    archive_name = PurePosixPath(archive_ref.urls[0]).name
-    if root is not None:
-        folder = Path(root).expanduser()
-        if (folder / basename).is_file():
-            return (folder / basename).read_bytes(), str(folder / basename)
-        if not (folder / archive_name).is_file():
-            raise FileNotFoundError(
-                f"{folder} holds neither {basename} nor {archive_name}; put one there or leave "
-                "root unset to download the archive through the cache"
-            )
-        archive = folder / archive_name
-        return _member_of(archive, basename), f"{archive}:{basename}"
-    from gluon_hub import cache
-
-    folder = cache.extracted_dir(name)
-    if not (folder / basename).is_file():
-        extract_checked(dataset_file(archive_ref, None, []), basename, sha1, folder)
-    return (folder / basename).read_bytes(), str(folder / basename)
-
-
-def extract_checked(archive: Path, basename: str, sha1: str, folder: Path) -> Path:
-    """Write the tar member named ``basename`` to ``folder`` if its sha1 is ``sha1``."""
-    data = _member_of(archive, basename)
-    got = hashlib.sha1(data).hexdigest()
-    if got != sha1:
-        raise ValueError(
-            f"{archive}: member {basename} has sha1 {got}, the published one is {sha1}; "
-            "delete the archive from the cache and fetch it again"
-        )
-    dest = folder / basename
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = dest.with_name(f"{dest.name}.{os.getpid()}.part")
-    partial.write_bytes(data)
-    os.replace(partial, dest)
-    return dest
-
-
-def _member_of(archive: Path, basename: str) -> bytes:
-    with tarfile.open(archive, "r:*") as tar:
-        for info in tar:
-            if info.isfile() and PurePosixPath(info.name).name == basename:
-                reader = tar.extractfile(info)
-                if reader is not None:
-                    return reader.read()
-    raise FileNotFoundError(f"{archive} holds no file named {basename!r}")
 
 
 class _Tagging(TextDataset):
@@ -211,7 +152,7 @@ class CoNLL2004(_Tagging):
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
         self._check_segment(segment)
-        files = [tar_member(self._name, f"{part}/{segment}", root) for part in self._parts]
+        files = [published_member(self._name, f"{part}/{segment}", root) for part in self._parts]
         tables = [self._parse(data, source) for data, source in files]
         sources = [source for _, source in files]
         for source, table in zip(sources[1:], tables[1:]):
@@ -259,5 +200,5 @@ class UniversalDependencies21(_Tagging):
             have = [key.split("/")[1] for key in members if key.startswith(lang + "/")]
             raise ValueError(f"ud21 treebank {lang!r} has no {segment!r} segment; it has {', '.join(have)}")
         self.lang = lang
-        data, source = tar_member(self._name, f"{lang}/{segment}", root)
+        data, source = published_member(self._name, f"{lang}/{segment}", root)
         super().__init__(self._parse(data, source, skip_comments=True))

@@ -19,14 +19,12 @@ with an ``IndexError`` or drop rows silently.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tarfile
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any, Iterator, Sequence
 
 from .._data_specs import _groups, dataset_files
+from ._archives import published_member
 from ._base import TextDataset, dataset_file, read_text
 from .glue import _check_segment
 
@@ -48,69 +46,11 @@ def _decode(data: bytes, source: str) -> str:
         raise ValueError(f"{source}:{line}: not UTF-8 text ({exc.reason})") from None
 
 
-def _archive_bytes(archive: Path, member: str) -> bytes:
-    """The bytes of ``member`` (its path inside the archive) of a zip or tar archive."""
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            try:
-                return zf.read(member)
-            except KeyError:
-                pass
-    else:
-        with tarfile.open(archive, "r:*") as tar:
-            for info in tar:
-                if info.isfile() and info.name.removeprefix("./") == member:
-                    reader = tar.extractfile(info)
-                    if reader is not None:
-                        return reader.read()
-    raise FileNotFoundError(f"{archive} holds no file {member!r}")
-
-
-def extract_checked(archive: Path, member: str, sha1: str, dest: Path) -> Path:
-    """Write ``member`` of ``archive`` to ``dest`` if its sha1 is the published ``sha1``.
-
-    The file appears under its final name only once complete (written aside, then renamed),
-    so a concurrent or interrupted extraction never leaves a partial file to be read later.
-    """
-    data = _archive_bytes(archive, member)
-    got = hashlib.sha1(data).hexdigest()
-    if got != sha1:
-        raise ValueError(
-            f"{archive}: {member} has sha1 {got}, the published one is {sha1}; delete the "
-            "archive from the cache and fetch it again"
-        )
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    partial.write_bytes(data)
-    os.replace(partial, dest)
-    return dest
-
-
 def member_text(name: str, key: str, root: str | os.PathLike[str] | None) -> tuple[str, str]:
     """The text of one file of dataset ``name`` (by its ``members`` key) published inside an
     archive, and the name errors give it (its path)."""
-    member = _groups()[name]["members"][key]
-    path, sha1 = member["path"], member["sha1"]
-    ref = dataset_files(name)["archive"]
-    archive_name = PurePosixPath(ref.filename or ref.urls[0]).name
-    if root is not None:
-        folder = Path(root).expanduser()
-        for candidate in (folder / path, folder / PurePosixPath(path).name):
-            if candidate.is_file():
-                return _decode(candidate.read_bytes(), str(candidate)), str(candidate)
-        if (folder / archive_name).is_file():
-            source = f"{folder / archive_name}:{path}"
-            return _decode(_archive_bytes(folder / archive_name, path), source), source
-        raise FileNotFoundError(
-            f"{folder} holds neither {path} (nor {PurePosixPath(path).name} beside it) nor "
-            f"{archive_name}; put one there, or leave root unset to download {name} through the cache"
-        )
-    from gluon_hub import cache
-
-    target = cache.extracted_dir(name) / path
-    if not target.is_file():
-        extract_checked(dataset_file(ref, None, []), path, sha1, target)
-    return _decode(target.read_bytes(), str(target)), str(target)
+    data, source = published_member(name, key, root)
+    return _decode(data, source), source
 
 
 def _plain_text(name: str, root: str | os.PathLike[str] | None) -> tuple[str, str]:
