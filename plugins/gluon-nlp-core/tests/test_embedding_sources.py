@@ -177,6 +177,22 @@ def test_blocks_split_anywhere_give_the_same_table(tmp_path: Path, isolated_cach
     _assert_same(load_embedding_file(path), _reference(path), ["x7", "x49"])
 
 
+def test_large_files_parsed_by_several_processes_give_the_same_table(tmp_path: Path, isolated_cache: Path,
+                                                                     monkeypatch) -> None:
+    import gluon_nlp_core.text.embedding_files as files
+
+    rng = np.random.RandomState(4)
+    path = tmp_path / "big.vec"
+    text = _glove_text(rng, [f"y{i}" for i in range(400)], 6)
+    # fastText's trailing spaces, a word seen in an earlier block, an odd number: careful paths
+    text = text.replace("\n", " \n", 50) + "y3 1 2 3 4 5 6\nodd 1e-05 -2.5E+3 .5 -.25 5. +1.5\n"
+    path.write_text(text)
+    assert files._workers(path) == 1  # a small file: no processes to start
+    monkeypatch.setattr(files, "_BLOCK", 256)  # many blocks, some in flight at once
+    monkeypatch.setattr(files, "_workers", lambda path: 2)
+    _assert_same(load_embedding_file(path), _reference(path), ["y0", "y3", "y399", "odd", "missing"])
+
+
 def test_unknown_token_options_equal_gluonnlp(tmp_path: Path, isolated_cache: Path) -> None:
     path = tmp_path / "g.txt"
     path.write_text("a 1.0 2.0\n<unk> 7.0 8.0\nb 3.0 4.0\n")

@@ -7,17 +7,21 @@ GluonNLP's ``.npz`` files carry their unknown vector). :mod:`.word_embeddings` m
 
 The readers are written here rather than taken from GluonNLP or numpy's text loaders: a
 ``.npz`` is read without unpickling anything but string arrays, and text files are parsed in
-blocks of many lines at once (faster than GluonNLP's line-by-line parser:
-``bench/bench_embeddings.py``), with GluonNLP's rules for headers, duplicates and
-undecodable tokens.
+blocks of many lines at once, large files by one process per core (faster than GluonNLP's
+line-by-line parser: ``bench/bench_embeddings.py``), with GluonNLP's rules for headers,
+duplicates and undecodable tokens.
 """
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 import warnings
 import zipfile
@@ -30,6 +34,7 @@ __all__ = ["convert", "convert_npz", "convert_text", "converted"]
 
 _FORMAT = 1  # bump when the converted layout changes, so old conversions are redone
 _BLOCK = 1 << 22  # bytes of text parsed at a time: bounds the memory of a first load
+_PARALLEL_FROM = 64 << 20  # text files from this size are parsed by several processes
 
 
 def converted(folder: Path) -> bool:
@@ -168,8 +173,8 @@ class _TextTable:
     def add_block(self, first: int, block: bytes) -> None:
         if self.dim is None:
             first, block = self._first_line(first, block)
-        if block and not self._fast(block):
-            self._careful(first, block.split(b"\n")[:-1])
+        if block:
+            self.add_parsed(first, block, _parse_plain_block(block, self.dim or 0, self.encoding))
 
     def _first_line(self, first: int, block: bytes) -> tuple[int, bytes]:
         """Set ``dim`` from the first line with a vector (skipping word2vec's header)."""
@@ -186,32 +191,16 @@ class _TextTable:
             first += 1
         return first, block
 
-    def _fast(self, block: bytes) -> bool:
-        """Convert a block of plain lines in a few passes; False (nothing done) when any
-        line needs the careful path (odd spacing, bad bytes, repeated words...)."""
-        dim = self.dim or 0
-        block = block.replace(b" \n", b"\n")  # fastText's .vec ends lines with a space
-        if b"\r" in block or b"\n\n" in block or block.startswith(b"\n"):
-            return False
-        heads = [line.partition(b" ") for line in block[:-1].split(b"\n")]
-        try:
-            tokens = b"\n".join([h[0] for h in heads]).decode(self.encoding).split("\n")
-        except UnicodeDecodeError:
-            return False
-        fresh = set(tokens)
-        if len(fresh) != len(tokens) or not self.seen.isdisjoint(fresh) or len(tokens) != len(heads):
-            return False
-        numbers = b"\n".join([h[2] for h in heads]) + b"\n"
-        try:
-            values = _decimals(numbers, len(heads) * dim, dim)
-        except ValueError:
-            return False
-        if values is None:
-            return False
-        self.out.write(values.astype(np.float32).tobytes())
-        self.seen |= fresh
+    def add_parsed(self, first: int, block: bytes, parsed: tuple[list[str], np.ndarray] | None) -> None:
+        """Keep a block :func:`_parse_plain_block` parsed, or go through it line by line
+        when that could not (``None``) or when a word of it came earlier in the file."""
+        if parsed is None or not self.seen.isdisjoint(parsed[0]):
+            self._careful(first, block.split(b"\n")[:-1])
+            return
+        tokens, values = parsed
+        self.out.write(values.tobytes())
+        self.seen.update(tokens)
         self.tokens.extend(tokens)
-        return True
 
     def _careful(self, first: int, lines: list[bytes]) -> None:
         """Line by line, with GluonNLP's rules and errors that name the line."""
@@ -238,11 +227,68 @@ class _TextTable:
             self.out.write(_parse_numbers(self.path, first, lines, numbers, dim).tobytes())
 
 
+def _parse_plain_block(block: bytes, dim: int, encoding: str) -> tuple[list[str], np.ndarray] | None:
+    """The tokens and float32 rows of a block of plain lines, in a few passes over it; None
+    when any line needs the careful path (odd spacing, bad bytes, a word twice...)."""
+    block = block.replace(b" \n", b"\n")  # fastText's .vec ends lines with a space
+    if b"\r" in block or b"\n\n" in block or block.startswith(b"\n"):
+        return None
+    heads = [line.partition(b" ") for line in block[:-1].split(b"\n")]
+    try:
+        tokens = b"\n".join([h[0] for h in heads]).decode(encoding).split("\n")
+    except UnicodeDecodeError:
+        return None
+    if len(set(tokens)) != len(tokens) or len(tokens) != len(heads):
+        return None
+    numbers = b"\n".join([h[2] for h in heads]) + b"\n"
+    try:
+        values = _decimals(numbers, len(heads) * dim, dim)
+    except ValueError:
+        return None
+    return None if values is None else (tokens, values.astype(np.float32))
+
+
+def _workers(path: Path) -> int:
+    """Processes to parse ``path`` with: one per available core (at most 8) for files of
+    ``_PARALLEL_FROM`` bytes or more on Linux, where forked workers start at once (and, unlike
+    spawned ones, do not import the caller's script again)."""
+    if (not sys.platform.startswith("linux") or path.stat().st_size < _PARALLEL_FROM
+            or multiprocessing.current_process().daemon):  # a daemon (a loader's worker) may not fork
+        return 1
+    return min(8, len(os.sched_getaffinity(0)))
+
+
+def _parsed_blocks(blocks: Iterator[tuple[int, bytes]], dim: int, encoding: str,
+                   workers: int) -> Iterator[tuple[int, bytes, tuple[list[str], np.ndarray] | None]]:
+    """``(first line, block, parsed)`` in file order, the parsing spread over ``workers``
+    forked processes with a few blocks in flight each (so memory stays bounded)."""
+    if workers <= 1:
+        for first, block in blocks:
+            yield first, block, _parse_plain_block(block, dim, encoding)
+        return
+    pending: collections.deque = collections.deque()
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        for first, block in blocks:
+            pending.append((first, block, pool.submit(_parse_plain_block, block, dim, encoding)))
+            if len(pending) >= 2 * workers:
+                first, block, future = pending.popleft()
+                yield first, block, future.result()
+        while pending:
+            first, block, future = pending.popleft()
+            yield first, block, future.result()
+
+
 def convert_text(path: Path, tmp: Path, encoding: str) -> None:
     with open(tmp / "vectors.f32", "wb") as out:
         table = _TextTable(path, out, encoding)
-        for first, block in _blocks(path):
+        blocks = _blocks(path)
+        for first, block in blocks:  # up to the first vector, which sets the width
             table.add_block(first, block)
+            if table.dim is not None:
+                break
+        for first, block, parsed in _parsed_blocks(blocks, table.dim or 0, encoding, _workers(path)):
+            table.add_parsed(first, block, parsed)
     if table.dim is None:
         raise ValueError(f"{path} holds no word vectors")
     _write_meta(tmp, table.tokens, table.dim, 0, False)
