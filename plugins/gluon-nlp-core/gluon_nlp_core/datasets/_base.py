@@ -9,6 +9,12 @@ from typing import Any, Callable, Iterator, Sequence
 from gluon_hub import FileRef
 
 
+def check_segment(name: str, segment: str, segments: Sequence[str]) -> None:
+    """Refuse a ``segment`` dataset ``name`` does not have, naming the ones it has."""
+    if segment not in segments:
+        raise ValueError(f"{name} has no segment {segment!r}; segments: {', '.join(segments)}")
+
+
 class TextDataset:
     """Samples in a list, indexable and picklable, so ``mxnet.gluon.data.DataLoader`` takes it.
 

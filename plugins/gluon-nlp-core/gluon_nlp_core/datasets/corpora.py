@@ -14,13 +14,8 @@ from typing import Any, Iterator
 
 from .._data_specs import _groups, dataset_files
 from ..text.vocab import Vocab
-from ._base import TextDataset, dataset_file, read_text
+from ._base import TextDataset, check_segment, dataset_file, read_text
 from .language_model import parse_corpus
-
-
-def _check_segment(name: str, segment: str, segments: tuple[str, ...]) -> None:
-    if segment not in segments:
-        raise ValueError(f"{name} has no segment {segment!r}; segments: {', '.join(segments)}")
 
 
 class Text8(TextDataset):
@@ -38,7 +33,7 @@ class Text8(TextDataset):
         max_sentence_length: int | None = 10000,
         root: str | os.PathLike[str] | None = None,
     ) -> None:
-        _check_segment("text8", segment, self.segments)
+        check_segment("text8", segment, self.segments)
         self.segment = segment
         path = dataset_file(dataset_files("text8")[segment], root, ["text8"])
         lines = parse_corpus(read_text(path), flatten=False, skip_empty=True, bos=None, eos=None)
@@ -59,7 +54,7 @@ class Enwik8(TextDataset):
     segments = ("train", "val", "test", "trainraw", "valraw", "testraw")
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        _check_segment("enwik8", segment, self.segments)
+        check_segment("enwik8", segment, self.segments)
         self.segment = segment
         ref = dataset_files("enwik8")[segment]
         path = dataset_file(ref, root, [ref.extract or ""])
@@ -88,7 +83,7 @@ class GBW:
         root: str | os.PathLike[str] | None = None,
         seed: int | None = None,
     ) -> None:
-        _check_segment("gbw", segment, self.segments)
+        check_segment("gbw", segment, self.segments)
         self.segment, self._skip_empty, self._bos, self._eos = segment, skip_empty, bos, eos
         self._root, self._seed = root, seed
         self.shards = _gbw_shards(segment, root)

@@ -13,12 +13,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .._data_specs import dataset_files
-from ._base import TextDataset, dataset_file, read_text
-
-def _check_segment(name: str, segment: str, segments: Sequence[str]) -> None:
-    if segment not in segments:
-        raise ValueError(f"{name} has no segment {segment!r}; segments: {', '.join(segments)}")
-
+from ._base import TextDataset, check_segment, dataset_file, read_text
 
 def read_tsv(path: Path, columns: Sequence[str], skip_incomplete: bool = False,
              check: Callable[[list[str]], None] | None = None) -> list[list[str]]:
@@ -83,7 +78,7 @@ class GlueSST2(TextDataset):
     segments = ("train", "dev", "test")
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        _check_segment("glue_sst2", segment, self.segments)
+        check_segment("glue_sst2", segment, self.segments)
         self.segment = segment
         path = dataset_file(dataset_files("glue_sst2")[segment], root, [f"{segment}.tsv"])
         columns = ("sentence",) if segment == "test" else ("sentence", "label")
@@ -99,7 +94,7 @@ class GlueMNLI(TextDataset):
     segments = ("train", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched")
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        _check_segment("glue_mnli", segment, self.segments)
+        check_segment("glue_mnli", segment, self.segments)
         self.segment = segment
         path = dataset_file(dataset_files("glue_mnli")[segment], root, [f"{segment}.tsv"])
         columns = ["sentence1", "sentence2"]
@@ -122,7 +117,7 @@ class GlueMRPC(TextDataset):
     segments = ("train", "dev", "test")
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        _check_segment("glue_mrpc", segment, self.segments)
+        check_segment("glue_mrpc", segment, self.segments)
         self.segment = segment
         columns = _MRPC_STRINGS if segment == "test" else (*_MRPC_STRINGS, "Quality")
         if root is not None and (Path(root).expanduser() / f"{segment}.tsv").is_file():
@@ -156,7 +151,7 @@ class _GlueTask(TextDataset):
     skip_incomplete = False
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        _check_segment(self.name, segment, self.segments)
+        check_segment(self.name, segment, self.segments)
         self.segment = segment
         path = dataset_file(dataset_files(self.name)[segment], root, [f"{segment}.tsv"])
         super().__init__(self._read(path, segment))

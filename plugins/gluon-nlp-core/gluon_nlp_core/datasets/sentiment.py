@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._data_specs import dataset_files
-from ._base import TextDataset, dataset_file, read_text
-from .glue import _check_segment
+from ._base import TextDataset, check_segment, dataset_file, read_text
 
 
 def read_labelled_json(path: Path) -> list[list[Any]]:
@@ -62,7 +61,7 @@ class _JsonSentences(TextDataset):
     segments: tuple[str, ...] = ("all",)
 
     def __init__(self, segment: str, root: str | os.PathLike[str] | None) -> None:
-        _check_segment(self.name, segment, self.segments)
+        check_segment(self.name, segment, self.segments)
         self.segment = segment
         ref = dataset_files(self.name)[segment]
         filename = ref.extract or ref.filename or ref.urls[0]

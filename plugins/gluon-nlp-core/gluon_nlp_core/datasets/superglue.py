@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .._data_specs import dataset_files
-from ._base import TextDataset, dataset_file, read_text
-from .glue import _check_segment
+from ._base import TextDataset, check_segment, dataset_file, read_text
 
 
 def read_jsonl(path: Path, fields: Sequence[str] = (),
@@ -63,7 +62,7 @@ class _SuperGlueTask(TextDataset):
     labelled = True
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        _check_segment(self.name, segment, self.segments)
+        check_segment(self.name, segment, self.segments)
         self.segment = segment
         ref = dataset_files(self.name)[segment]
         path = dataset_file(ref, root, [Path(ref.extract or "").name])

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._data_specs import _groups, dataset_files
 from ._archives import published_member
-from ._base import TextDataset, dataset_file
+from ._base import TextDataset, check_segment, dataset_file
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -67,10 +67,7 @@ class _Tagging(TextDataset):
     _encoding = "utf-8"
 
     def _check_segment(self, segment: str) -> None:
-        if segment not in self.segments:
-            raise ValueError(
-                f"{self._name} has no segment {segment!r}; segments: {', '.join(self.segments)}"
-            )
+        check_segment(self._name, segment, self.segments)
         self.segment = segment
 
     def _parse(self, data: bytes, source: str, skip_comments: bool = False) -> list[list[list[str]]]:

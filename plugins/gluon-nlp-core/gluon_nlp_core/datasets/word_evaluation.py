@@ -19,14 +19,14 @@ with an ``IndexError`` or drop rows silently.
 
 from __future__ import annotations
 
+import abc
 import os
 from pathlib import PurePosixPath
 from typing import Any, Iterator, Sequence
 
 from .._data_specs import _groups, dataset_files
 from ._archives import published_member
-from ._base import TextDataset, dataset_file, read_text
-from .glue import _check_segment
+from ._base import TextDataset, check_segment, dataset_file, read_text
 
 
 def _check_choice(name: str, what: str, value: Any, choices: Sequence[str]) -> None:
@@ -89,7 +89,7 @@ def _score_row(fields: list[str], columns: tuple[int, int, int], source: str, nu
 # ----------------------------------------------------------------------------- similarity
 
 
-class WordSimilarityDataset(TextDataset):
+class WordSimilarityDataset(TextDataset, abc.ABC):
     """A word similarity or relatedness set: ``[word1, word2, score]`` samples, ``score`` a
     float between the class's ``min`` and ``max``."""
 
@@ -99,12 +99,13 @@ class WordSimilarityDataset(TextDataset):
     max: float = 10
 
     def __init__(self, segment: str, root: str | os.PathLike[str] | None) -> None:
-        _check_segment(self.name, segment, self.segments)
+        check_segment(self.name, segment, self.segments)
         self.segment = segment
         super().__init__(self._read(root))
 
+    @abc.abstractmethod
     def _read(self, root: str | os.PathLike[str] | None) -> list[list[Any]]:
-        raise NotImplementedError
+        """The samples, from ``root`` or the cache."""
 
     def _columns(self, key: str, root: str | os.PathLike[str] | None, columns: tuple[int, int, int],
                  layout: str, skip_header: bool = False) -> list[list[Any]]:
@@ -289,7 +290,7 @@ class GoogleAnalogyTestSet(TextDataset):
 
     def __init__(self, group: str | None = None, category: str | None = None, lowercase: bool = True,
                  root: str | os.PathLike[str] | None = None, segment: str = "all") -> None:
-        _check_segment(self.name, segment, self.segments)
+        check_segment(self.name, segment, self.segments)
         if group is not None:
             _check_choice(self.name, "group", group, self.groups)
         if category is not None:
@@ -341,7 +342,7 @@ class BiggerAnalogyTestSet(TextDataset):
     def __init__(self, category: str | None = None, form_analogy_pairs: bool = True,
                  drop_alternative_solutions: bool = True, root: str | os.PathLike[str] | None = None,
                  segment: str = "all") -> None:
-        _check_segment(self.name, segment, self.segments)
+        check_segment(self.name, segment, self.segments)
         if category is not None:
             _check_choice(self.name, "category", category, self.categories())
         self.segment, self.category = segment, category
