@@ -13,7 +13,9 @@ ratios), reused from there so both benchmarks measure the same way.
 A second table times the validation presets (``SSDValTransform``, ``YOLO3ValTransform``,
 ``FasterRCNNValTransform``, ``CenterNetValTransform``) against GluonCV's default validation
 transforms on the same VOC-sized image (375 x 500, three boxes), after checking that both
-give the same arrays. Goal: at least GluonCV's images/s (ratio of times at most 1).
+give the same arrays. Goal: at least GluonCV's images/s (ratio of times at most 1). A control
+row times GluonCV's Faster R-CNN preset against a second instance of itself: its distance from
+1.0 is the noise of the measurement.
 
 Run: ``.venv/bin/python bench/bench_detection.py [--quick] [--models ...] [--rounds 15]``.
 ``--quick`` times 5 rounds of one forward each at a 256-pixel input, for a run of about a
@@ -99,20 +101,28 @@ def compare_presets(rounds: int, iters: int) -> None:
     label = np.array([[10, 20, 200, 300, 3], [100, 50, 480, 360, 14], [0, 0, 499, 374, 8]], np.float32)
     print(f"\n{'validation preset':<32}{'gluon_hub ms':>14}{'gluoncv ms':>12}{'ratio':>8}{'min ratio':>11}"
           f"  goal <= 1.0 (images/s at least GluonCV's)")
+
+    def run(preset):
+        return lambda: preset(image, label.copy())[0].wait_to_read()
+
     for name, mine, theirs in preset_pairs():
         a, b = mine(image, label.copy()), theirs(image, label.copy())
         if not all(np.array_equal(np.asarray(x.asnumpy() if hasattr(x, "asnumpy") else x),
                                   np.asarray(y.asnumpy() if hasattr(y, "asnumpy") else y)) for x, y in zip(a, b)):
             raise SystemExit(f"{name}: the preset's arrays differ from GluonCV's")
 
-        def run(preset):
-            return lambda: preset(image, label.copy())[0].wait_to_read()
-
         result = summarise(*interleaved(run(mine), run(theirs), rounds, iters, warmup=2))
         verdict = "ok" if result["ratio"] <= 1.0 else "MISSED"
         print(f"{name:<32}{result['a'] * 1e3:>14.2f}{result['b'] * 1e3:>12.2f}{result['ratio']:>8.3f}"
               f"{result['min_ratio']:>11.3f}  {verdict}")
         sys.stdout.flush()
+    # the same preset timed against a second instance of itself: how far from 1.0 a ratio
+    # strays when nothing differs (the presets above share MXNet's resize and tensor ops)
+    _, _, first = preset_pairs()[2]
+    _, _, second = preset_pairs()[2]
+    control = summarise(*interleaved(run(first), run(second), rounds, iters, warmup=2))
+    print(f"{'control: Faster R-CNN vs itself':<32}{control['a'] * 1e3:>14.2f}{control['b'] * 1e3:>12.2f}"
+          f"{control['ratio']:>8.3f}{control['min_ratio']:>11.3f}  (measurement noise)")
 
 
 def main(argv: list[str] | None = None) -> int:

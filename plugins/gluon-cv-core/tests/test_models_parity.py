@@ -80,10 +80,17 @@ def _randomize(net) -> None:
         param.set_data(value)
 
 
-def _assert_same(actual: np.ndarray, expected: np.ndarray, what: str) -> None:
-    """Equal within float32 summation-order noise: rtol 1e-5, atol 1e-5 of the output scale."""
+def _assert_same(actual: np.ndarray, expected: np.ndarray, what: str, tolerance: float = 1e-5) -> None:
+    """Equal within float32 summation-order noise: rtol and atol (of the output scale) 1e-5."""
     scale = max(1.0, float(np.abs(expected).max()))
-    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5 * scale, err_msg=what)
+    np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance * scale, err_msg=what)
+
+
+def _gradient_tolerance(name: str) -> float:
+    """MobileNetV3's hard sigmoid is one MXNet operator here, ``clip(x / 6 + 0.5, 0, 1)``, and
+    three in GluonCV, ``clip(x + 3, 0, 6) / 6``: the same function, rounded differently, and
+    the first layers' gradients gather that rounding from every layer above them."""
+    return 1e-4 if name.startswith("mobilenetv3") else 1e-5
 
 
 def _sizes(name: str) -> tuple[int, int]:
@@ -194,6 +201,6 @@ def test_training_step_matches_gluoncv(name: str, tmp_path) -> None:
         _assert_same(got, want, f"output of {where}")
         assert grads.keys() == want_grads.keys() and stats.keys() == want_stats.keys()
         for key, value in want_grads.items():
-            _assert_same(grads[key], value, f"gradient of {key}, {where}")
+            _assert_same(grads[key], value, f"gradient of {key}, {where}", _gradient_tolerance(name))
         for key, value in want_stats.items():
             _assert_same(stats[key], value, f"{key} after the step, {where}")

@@ -147,17 +147,19 @@ def evaluate_segmenter(net: Any, dataset: Any, ctx: Sequence[Any], num_classes: 
                        num_workers: int = 0, evaluator: Callable[[Any, Any], Any] | None = None) -> dict[str, float]:
     """pixAcc and mIoU of ``net`` over ``dataset`` (items: normalised image, ``int32`` label map).
 
-    Without ``evaluator`` the batches go through the network once (the first output scored:
-    GluonCV's validation); with one (see :func:`multi_scale`), one image at a time, spread over
-    the devices, with the scores ``evaluator(image, device)`` returns.
+    Without ``evaluator`` the batches go through the network once (the first output scored, as
+    GluonCV's validation does, but without computing the auxiliary heads); with one (see
+    :func:`multi_scale`), one image at a time, spread over the devices, with the scores
+    ``evaluator(image, device)`` returns.
     """
     from ..data.segmentation_metrics import SegmentationMetric
-    from ..segmentation_eval import first_output
+    from ..segmentation_eval import main_prediction
 
     metric = SegmentationMetric(num_classes)
     batch = batch_size * len(ctx) if evaluator is None else 1
     loader = mx.gluon.data.DataLoader(dataset, batch, shuffle=False, last_batch="keep", num_workers=num_workers)
     where = getattr(dataset, "where", None)
+    predict = main_prediction(net, fixed_shape=False) if evaluator is None else None
     seen = 0
     for step, (images, labels) in enumerate(loader):
         names = [where(seen + i) if where else f"item {seen + i}" for i in range(images.shape[0])]
@@ -167,7 +169,7 @@ def evaluate_segmenter(net: Any, dataset: Any, ctx: Sequence[Any], num_classes: 
         else:
             data = mx.gluon.utils.split_and_load(images, ctx, even_split=False)
             parts = mx.gluon.utils.split_and_load(labels, ctx, even_split=False)
-            scores = [first_output(net(x)) for x in data]
+            scores = [predict(x) for x in data]
         start = 0
         for part_scores, part_labels in zip(scores, parts):
             count = part_labels.shape[0]

@@ -121,12 +121,16 @@ def assert_same_training_state(reference: Any, ours: Any, before: dict[str, np.n
     for key in after:
         np.testing.assert_allclose(ours_after[key], after[key], rtol=1e-4, atol=1e-5, err_msg=key)
     ours_params = ours._collect_params_with_prefix()
-    for key, param in reference._collect_params_with_prefix().items():
-        if param.grad_req != "null" and grads_of(key):
-            expected = param.grad().asnumpy()
-            scale = max(1e-6, float(np.abs(expected).max()))
-            np.testing.assert_allclose(ours_params[key].grad().asnumpy(), expected, rtol=1e-3,
-                                       atol=1e-3 * scale, err_msg=key)
+    expected = {key: param.grad().asnumpy() for key, param in reference._collect_params_with_prefix().items()
+                if param.grad_req != "null" and grads_of(key)}
+    # a gradient that cancels to zero (a shift that a later BatchNorm removes) is float32
+    # rounding noise on both sides: below a millionth of the model's largest gradient, any
+    # two values agree
+    noise = 1e-6 * max(float(np.abs(grad).max()) for grad in expected.values())
+    for key, grad in expected.items():
+        scale = max(1e-6, float(np.abs(grad).max()))
+        np.testing.assert_allclose(ours_params[key].grad().asnumpy(), grad, rtol=1e-3,
+                                   atol=max(1e-3 * scale, noise), err_msg=key)
 
 
 def flat(outputs: Any) -> list:

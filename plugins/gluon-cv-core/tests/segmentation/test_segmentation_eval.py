@@ -10,7 +10,7 @@ from gluon_hub.compat import mx
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
 from gluoncv.model_zoo.segbase import MultiEvalModel
 
-from gluon_cv_core.segmentation_eval import MultiScaleEvaluator, window_starts
+from gluon_cv_core.segmentation_eval import MultiScaleEvaluator, first_output, main_prediction, window_starts
 
 CLASSES = 5
 
@@ -63,6 +63,42 @@ def test_scores_equal_gluoncv_multi_eval_model(shape, flip, hybridize) -> None:
     np.testing.assert_allclose(actual.asnumpy(), expected, rtol=2e-5, atol=1e-6)
     assert (MultiScaleEvaluator(net, CLASSES, scales=scales, flip=flip).predict(image).asnumpy()
             == expected[0].argmax(axis=0)).mean() > 0.999
+
+
+class AuxSegmenter(mx.gluon.HybridBlock):
+    """A head and an auxiliary head with its own convolution, like FCN's on stage 3."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        with self.name_scope():
+            self.stem = mx.gluon.nn.Conv2D(8, 3, padding=1, in_channels=3, activation="relu")
+            self.head = mx.gluon.nn.Conv2D(CLASSES, 1, in_channels=8)
+            self.auxlayer = mx.gluon.nn.Conv2D(CLASSES, 3, padding=1, in_channels=8)
+
+    def hybrid_forward(self, F, x):  # noqa: N803 (Gluon's signature)
+        features = self.stem(x)
+        return self.head(features), self.auxlayer(features)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_main_prediction_leaves_the_auxiliary_head_out(hybridize) -> None:
+    net = AuxSegmenter()
+    net.initialize(mx.init.Normal(0.5))
+    if hybridize:
+        net.hybridize()
+    x = mx.nd.array(np.random.RandomState(2).normal(size=(1, 3, 12, 10)).astype("float32"))
+    predict = main_prediction(net)
+    np.testing.assert_array_equal(predict(x).asnumpy(), first_output(net(x)).asnumpy())
+    graph_inputs = set(predict._cached_graph[1].list_inputs())
+    assert net.head.weight.name in graph_inputs
+    assert net.auxlayer.weight.name not in graph_inputs
+    # the parameters are shared: a change to the network is seen
+    net.head.weight.set_data(net.head.weight.data() * 2)
+    np.testing.assert_allclose(predict(x).asnumpy(), first_output(net(x)).asnumpy(), rtol=1e-6)
+    # a network with one output, or none to trace, is called as it is
+    single = mx.gluon.nn.Conv2D(CLASSES, 1, in_channels=3)
+    single.initialize()
+    np.testing.assert_array_equal(main_prediction(single)(x).asnumpy(), single(x).asnumpy())
 
 
 def test_default_scales_are_gluoncvs() -> None:
