@@ -248,3 +248,17 @@ def test_specs_list_real_published_files():
     assert all(f.hash.startswith("sha1:") for s in specs.values() for f in s.files)
     assert len(specs["iwslt2015"].files) == 8 and len(specs["squad"].files) == 4
     assert gluon_hub.dataset_info("glue_mnli").segments[1] == "dev_matched"
+
+
+@pytest.mark.parametrize("module, name, segments", [
+    ("intent_slot", "ATIS", "train, dev, test"), ("intent_slot", "SNIPS", "train, dev, test"),
+    ("language_model", "WikiText2", "train, val, test"), ("trec", "TREC", "train, test"),
+    ("translation", "IWSLT2015", "train, val, test"),
+    ("wmt", "WMT2016BPE", "train, newstest2012, newstest2013, newstest2014, newstest2015, newstest2016"),
+])
+def test_an_unknown_segment_is_refused_naming_the_known_ones(module: str, name: str, segments: str) -> None:
+    import importlib
+
+    cls = getattr(importlib.import_module(f"gluon_nlp_core.datasets.{module}"), name)
+    with pytest.raises(ValueError, match=f"no segment 'training'; segments: {segments}$"):
+        cls("training")

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._data_specs import dataset_files
 from ..text.vocab import Vocab
-from ._base import TextDataset, dataset_file
+from ._base import TextDataset, check_segment, dataset_file
 
 
 def file_lines(text: str) -> list[str]:
@@ -26,8 +26,7 @@ class _IntentSlot(TextDataset):
     segments = ("train", "dev", "test")
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        if segment not in self.segments:
-            raise ValueError(f"{self._name} has no segment {segment!r}; segments: train, dev, test")
+        check_segment(self._name, segment, self.segments)
         self.segment = segment
         self._files = _Files(self._name, root)
         super().__init__(self._samples(segment))

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from .._data_specs import dataset_files
-from ._base import TextDataset, dataset_file, read_text
+from ._base import TextDataset, check_segment, dataset_file, read_text
 
 
 def parse_corpus(
@@ -40,8 +40,7 @@ class _WikiText(TextDataset):
         eos: str | None = "<eos>",
         root: str | os.PathLike[str] | None = None,
     ) -> None:
-        if segment not in self.segments:
-            raise ValueError(f"{self._name} has no segment {segment!r}; segments: train, val, test")
+        check_segment(self._name, segment, self.segments)
         self.segment = segment
         path = dataset_file(dataset_files(self._name)[segment], root, [self._file_names[segment]])
         super().__init__(parse_corpus(read_text(path), flatten, skip_empty, bos, eos))

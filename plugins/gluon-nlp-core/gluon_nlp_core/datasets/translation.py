@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .._data_specs import dataset_files
 from ..text.vocab import Vocab
-from ._base import TextDataset, dataset_file, read_text
+from ._base import TextDataset, check_segment, dataset_file, read_text
 
 _LANGUAGES = ("en", "vi")
 _FILE_STEM = {"train": "train", "val": "tst2012", "test": "tst2013"}
@@ -33,8 +33,7 @@ class IWSLT2015(TextDataset):
         tgt_lang: str = "vi",
         root: str | os.PathLike[str] | None = None,
     ) -> None:
-        if segment not in self.segments:
-            raise ValueError(f"iwslt2015 has no segment {segment!r}; segments: train, val, test")
+        check_segment("iwslt2015", segment, self.segments)
         if {src_lang, tgt_lang} != set(_LANGUAGES):
             raise ValueError(
                 f"iwslt2015 translates between 'en' and 'vi'; got src_lang={src_lang!r}, "

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from .._data_specs import dataset_files
-from ._base import TextDataset, dataset_file
+from ._base import TextDataset, check_segment, dataset_file
 
 #: Coarse classes in GluonNLP's label order: a sample's label indexes this tuple.
 TREC_CLASSES = ("DESC", "ENTY", "ABBR", "HUM", "LOC", "NUM")
@@ -26,8 +26,7 @@ class TREC(TextDataset):
     segments = ("train", "test")
 
     def __init__(self, segment: str = "train", root: str | os.PathLike[str] | None = None) -> None:
-        if segment not in self.segments:
-            raise ValueError(f"trec has no segment {segment!r}; segments: train, test")
+        check_segment("trec", segment, self.segments)
         self.segment = segment
         ref = dataset_files("trec")[segment]
         json_name = ref.extract or ""

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from .._data_specs import dataset_files
 from ..text.vocab import Vocab
-from ._base import TextDataset, dataset_file, read_text
+from ._base import TextDataset, check_segment, dataset_file, read_text
 
 _LANGUAGES = ("de", "en")
 
@@ -53,10 +53,7 @@ class _WMT(TextDataset):
     ) -> None:
         chosen = [segment] if isinstance(segment, str) else list(segment)
         for one in chosen:
-            if one not in self.segments:
-                raise ValueError(
-                    f"{self._name} has no segment {one!r}; segments: {', '.join(self.segments)}"
-                )
+            check_segment(self._name, one, self.segments)
         if {src_lang, tgt_lang} != set(_LANGUAGES):
             raise ValueError(
                 f"{self._name} translates between 'en' and 'de'; got src_lang={src_lang!r}, "
