@@ -49,10 +49,11 @@ def main_prediction(net: Any, fixed_shape: bool = True) -> Callable[[Any], Any]:
     The pruned graph shares the network's parameters (later changes to them are seen) and runs
     with a static memory plan, for one input shape when ``fixed_shape`` (planned again whenever
     the shape changes: pass False for inputs of varying sizes). A network that cannot be traced,
-    or has one output, is called as it is.
+    has one output, or was compiled for a backend (:func:`gluon_hub.optimize`: its fused graph
+    is kept) is called as it is.
     """
     plain = lambda x: first_output(net(x))  # noqa: E731
-    if not isinstance(net, mx.gluon.HybridBlock):
+    if not isinstance(net, mx.gluon.HybridBlock) or getattr(net, "_backend", None):
         return plain
     data = mx.sym.var("data")
     try:
@@ -200,7 +201,7 @@ class MultiScaleEvaluator:
     def _scores(self, window: Any) -> Any:
         """The network's scores of one window, at the window's size. The mirrored window is a
         second call rather than a batch of two: on a CPU, oneDNN runs two batches of one a
-        little faster, and a hybridized network keeps the batch-1 memory plan it was built with."""
+        little faster, and one static memory plan serves both calls."""
         scores = self._predict(window)
         if scores.shape[2:] != window.shape[2:]:
             scores = _resize(scores, *window.shape[2:])

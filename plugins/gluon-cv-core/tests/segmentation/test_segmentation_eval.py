@@ -95,10 +95,23 @@ def test_main_prediction_leaves_the_auxiliary_head_out(hybridize) -> None:
     # the parameters are shared: a change to the network is seen
     net.head.weight.set_data(net.head.weight.data() * 2)
     np.testing.assert_allclose(predict(x).asnumpy(), first_output(net(x)).asnumpy(), rtol=1e-6)
-    # a network with one output, or none to trace, is called as it is
+    # a network with one output is called as it is
     single = mx.gluon.nn.Conv2D(CLASSES, 1, in_channels=3)
     single.initialize()
     np.testing.assert_array_equal(main_prediction(single)(x).asnumpy(), single(x).asnumpy())
+
+
+def test_main_prediction_keeps_an_optimized_networks_fused_graph() -> None:
+    import gluon_hub
+
+    net = AuxSegmenter()
+    net.initialize(mx.init.Normal(0.5))
+    x = mx.nd.array(np.random.RandomState(3).normal(size=(1, 3, 12, 10)).astype("float32"))
+    gluon_hub.optimize(net, x)
+    calls = []
+    net.register_forward_hook(lambda block, inputs, outputs: calls.append(inputs[0].shape))
+    np.testing.assert_array_equal(main_prediction(net)(x).asnumpy(), net(x)[0].asnumpy())
+    assert calls == [x.shape, x.shape]  # both went through the optimized network itself
 
 
 def test_default_scales_are_gluoncvs() -> None:
