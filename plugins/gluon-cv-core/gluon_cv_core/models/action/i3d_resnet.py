@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from .._common import HybridBlock, make_norm, nn
 from ..norm import BatchNorm3D
+from .kinetics_start import start_from_kinetics
 from .layers3d import ClipClassifier, inflate_from_2d
 from .nonlocal_block import NonLocal
 
@@ -252,14 +253,7 @@ def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pre
 
         return inflate_base(net, backbone(f"resnet{depth}_v1b", pretrained_base))
     if use_kinetics_pretrain:
-        import gluon_hub
-
-        kinetics = gluon_hub.load("cv/i3d_resnet50_v1_kinetics400", pretrained=True)
-        source = kinetics._collect_params_with_prefix()
-        net.initialize()
-        for key, param in net._collect_params_with_prefix().items():
-            if not key.startswith(("fc.", "head.")):
-                param.set_data(source[key].data())
+        start_from_kinetics(net, "i3d_resnet50_v1_kinetics400", classifier=("fc.", "head."))
     return net
 
 

@@ -24,6 +24,7 @@ from gluon_hub.compat import mx
 
 from .._common import HybridBlock, make_norm, nn
 from ..norm import BatchNorm3D
+from .kinetics_start import copy_parameters
 from .layers3d import check_clips
 
 __all__ = ["SlowFast", "Bottleneck", "slowfast", "DEPTHS"]
@@ -248,7 +249,4 @@ def _start_from_kinetics(net: SlowFast) -> None:
     if misfits:
         raise ValueError(f"use_kinetics_pretrain needs slowfast_4x16_resnet50_kinetics400's structure "
                          f"(depth 50, 4 + 32 frames, alpha 8); {len(misfits)} parameters differ, first {misfits[0]!r}")
-    source = gluon_hub.load(name, pretrained=True)._collect_params_with_prefix()
-    net.initialize()
-    for key, param in target.items():
-        param.set_data(source[key].data())
+    copy_parameters(net, gluon_hub.load(name, pretrained=True), skip=("fc.",))

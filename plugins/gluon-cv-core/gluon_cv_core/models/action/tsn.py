@@ -18,6 +18,7 @@ import itertools
 from typing import Any, Callable, Sequence
 
 from .._common import BatchNorm, HybridBlock, mx, nn
+from .kinetics_start import start_from_kinetics
 
 __all__ = ["TemporalSegmentNet", "tsn", "BACKBONES"]
 
@@ -99,7 +100,7 @@ def _set_dropout(block: HybridBlock, rate: float) -> None:
 
 def tsn(backbone: str, nclass: int, dropout_ratio: float = 0.5, init_std: float = 0.01, num_segments: int = 1,
         num_crop: int = 1, partial_bn: bool | None = None, feat_ext: bool = False,
-        pretrained_base: bool | str = False) -> TemporalSegmentNet:
+        pretrained_base: bool | str = False, use_kinetics_pretrain: bool = False) -> TemporalSegmentNet:
     """A 2D action recogniser on one of :data:`BACKBONES`.
 
     Parameters
@@ -114,6 +115,9 @@ def tsn(backbone: str, nclass: int, dropout_ratio: float = 0.5, init_std: float 
         first uses and keeps its ImageNet statistics while training.
     feat_ext : return the averaged features instead of class scores.
     pretrained_base : start the backbone from its ImageNet weights through the hub's cache.
+    use_kinetics_pretrain : start from the published ``{backbone}_kinetics400`` weights (through
+        the hub's cache), all but the classifier, as GluonCV's ``*_custom`` models do by default
+        (the hub's default, False, never downloads unasked).
 
     Examples
     --------
@@ -127,6 +131,8 @@ def tsn(backbone: str, nclass: int, dropout_ratio: float = 0.5, init_std: float 
     if backbone not in BACKBONES:
         raise ValueError(f"unknown TSN backbone {backbone!r}; known: {', '.join(BACKBONES)}")
     registered, feat_dim = BACKBONES[backbone]
+    if use_kinetics_pretrain:
+        _check_kinetics_start(backbone, pretrained_base)
     inception = backbone.startswith("inception")
     if partial_bn and not inception:
         raise ValueError(f"partial_bn is for the Inception backbones; {backbone} has "
@@ -142,4 +148,19 @@ def tsn(backbone: str, nclass: int, dropout_ratio: float = 0.5, init_std: float 
     else:
         stages = [(name, getattr(base, name)) for name in _RESNET_LAYERS]
         stages.append(("drop", nn.Dropout(dropout_ratio)))
-    return TemporalSegmentNet(stages, feat_dim, nclass, init_std, num_segments, num_crop, feat_ext)
+    net = TemporalSegmentNet(stages, feat_dim, nclass, init_std, num_segments, num_crop, feat_ext)
+    if use_kinetics_pretrain:
+        start_from_kinetics(net, f"{backbone}_kinetics400", classifier=("output.",))
+    return net
+
+
+def _check_kinetics_start(backbone: str, pretrained_base: bool | str) -> None:
+    """Refuse a Kinetics-400 start that cannot be made, before anything is built or fetched."""
+    import gluon_hub
+
+    if pretrained_base:
+        raise ValueError("pass either pretrained_base or use_kinetics_pretrain, not both")
+    published = [b for b in BACKBONES if gluon_hub.info(f"cv/{b}_kinetics400").weights]
+    if backbone not in published:
+        raise ValueError(f"use_kinetics_pretrain: GluonCV publishes no {backbone}_kinetics400 weights; "
+                         f"backbones with them: {', '.join(published)}")
