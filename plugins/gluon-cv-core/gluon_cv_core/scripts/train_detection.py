@@ -157,6 +157,9 @@ def _norm_options(model: str, syncbn: bool, num_devices: int) -> dict[str, Any]:
     if family not in ("ssd_", "yolo3_"):
         raise ValueError(f"--syncbn applies to SSD and YOLOv3 (as in GluonCV's scripts); {model} trains with "
                          "BatchNorm: leave --syncbn out")
+    if "vgg16" in model.split("_"):  # GluonCV's script accepts the flag and changes nothing
+        raise ValueError(f"--syncbn: {model}'s VGG16-atrous network has no BatchNorm layer to synchronise; "
+                         "leave --syncbn out")
     return {"norm_layer": SyncBatchNorm, "norm_kwargs": {"num_devices": num_devices}}
 
 

@@ -124,6 +124,8 @@ def test_syncbn_builds_synchronised_batchnorm_that_loads_batchnorm_files_and_tra
 
     with pytest.raises(ValueError, match="applies to SSD and YOLOv3"):
         train_detection._norm_options(MODEL, True, 1)
+    with pytest.raises(ValueError, match="VGG16-atrous network has no BatchNorm layer"):
+        train_detection._norm_options("ssd_300_vgg16_atrous_voc", True, 2)
     with pytest.raises(ValueError, match="train a faster_rcnn_fpn_syncbn_\\* model"):
         train_detection._norm_options("faster_rcnn_resnet50_v1b_voc", True, 1)
     assert train_detection._norm_options("faster_rcnn_fpn_syncbn_resnet50_v1b_voc", False, 4) == {"num_devices": 4}
