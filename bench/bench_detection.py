@@ -105,7 +105,8 @@ def compare_presets(rounds: int, iters: int) -> None:
     def run(preset):
         return lambda: preset(image, label.copy())[0].wait_to_read()
 
-    for name, mine, theirs in preset_pairs():
+    pairs = preset_pairs()
+    for name, mine, theirs in pairs:
         a, b = mine(image, label.copy()), theirs(image, label.copy())
         if not all(np.array_equal(np.asarray(x.asnumpy() if hasattr(x, "asnumpy") else x),
                                   np.asarray(y.asnumpy() if hasattr(y, "asnumpy") else y)) for x, y in zip(a, b)):
@@ -118,7 +119,7 @@ def compare_presets(rounds: int, iters: int) -> None:
         sys.stdout.flush()
     # the same preset timed against a second instance of itself: how far from 1.0 a ratio
     # strays when nothing differs (the presets above share MXNet's resize and tensor ops)
-    _, _, first = preset_pairs()[2]
+    _, _, first = pairs[2]
     _, _, second = preset_pairs()[2]
     control = summarise(*interleaved(run(first), run(second), rounds, iters, warmup=2))
     print(f"{'control: Faster R-CNN vs itself':<32}{control['a'] * 1e3:>14.2f}{control['b'] * 1e3:>12.2f}"

@@ -24,7 +24,7 @@ from gluon_hub.compat import mx
 
 from .._common import HybridBlock, make_norm, nn
 from ..norm import BatchNorm3D
-from .kinetics_start import copy_parameters
+from .kinetics_start import start_from_kinetics
 from .layers3d import check_clips
 
 __all__ = ["SlowFast", "Bottleneck", "slowfast", "DEPTHS"]
@@ -240,13 +240,13 @@ def _start_from_kinetics(net: SlowFast) -> None:
     """Every parameter but ``fc``'s from the published Kinetics-400 SlowFast 4x16 ResNet-50."""
     import gluon_hub
 
-    name = "cv/slowfast_4x16_resnet50_kinetics400"
+    name = "slowfast_4x16_resnet50_kinetics400"
     # shapes first (a build allocates nothing), so a misfit is refused before any download
-    published = slowfast(**gluon_hub.info(name).kwargs)
+    published = slowfast(**gluon_hub.info(f"cv/{name}").kwargs)
     shapes = {key: param.shape for key, param in published._collect_params_with_prefix().items()}
     target = {key: param for key, param in net._collect_params_with_prefix().items() if not key.startswith("fc.")}
     misfits = [key for key, param in target.items() if shapes.get(key) != param.shape]
     if misfits:
         raise ValueError(f"use_kinetics_pretrain needs slowfast_4x16_resnet50_kinetics400's structure "
                          f"(depth 50, 4 + 32 frames, alpha 8); {len(misfits)} parameters differ, first {misfits[0]!r}")
-    copy_parameters(net, gluon_hub.load(name, pretrained=True), skip=("fc.",))
+    start_from_kinetics(net, name, classifier=("fc.",))
