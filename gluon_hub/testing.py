@@ -362,10 +362,16 @@ def check_weight_files(spec: ModelSpec, net: Any = None, root: str | None = None
     parameter names and shapes match the architecture: into ``net`` itself for variants
     that need no factory arguments of their own, into a model built with them otherwise.
     """
+    return _weight_files(spec, net, root)[0]
+
+
+def _weight_files(spec: ModelSpec, net: Any, root: str | None) -> tuple[list[Finding], set[str]]:
+    """:func:`check_weight_files`' findings, and the hashes of the files it fetched and verified."""
     import gluon_hub
 
     subject = _subject(spec)
     findings: list[Finding] = []
+    verified: set[str] = set()
     for variant in spec.weights:
         what = f"weights {variant.tag!r}"
         try:
@@ -373,6 +379,7 @@ def check_weight_files(spec: ModelSpec, net: Any = None, root: str | None = None
         except Exception as exc:
             findings.append(Finding(ERROR, subject, "weights-fetch", f"{what}: {exc}"))
             continue
+        verified.add(variant.file.hash)
         if net is None:
             continue
         try:
@@ -383,7 +390,7 @@ def check_weight_files(spec: ModelSpec, net: Any = None, root: str | None = None
                                     f"{what}: does not load into the model built with the "
                                     f"spec's kwargs and the variant's {dict(variant.kwargs)}: "
                                     f"{str(exc).splitlines()[0]}"))
-    return findings
+    return findings, verified
 
 
 # -- plugins -------------------------------------------------------------------------
@@ -471,29 +478,41 @@ def check_plugin(
             report.findings.append(Finding(ERROR, f"plugin {plugin!r}", "hook", error))
     specs = _plugin_specs(report, plugin_names, pattern)
     report.findings += check_specs(specs, import_factories=build_models)
-    _check_against_index(report, specs, infos[0].distribution)
+    verified: set[str] = set()
     if build_models:
         # a model whose factory cannot be imported or called has already been reported
         unbuildable = {f.subject for f in report.findings if f.check == "factory"}
         models = [s for s in specs if isinstance(s, ModelSpec) and _subject(s) not in unbuildable]
-        _build_models(report, models, limit, batch_size, free_dim, check_weights, root)
+        verified = _build_models(report, models, limit, batch_size, free_dim, check_weights, root)
     elif check_weights:
         for spec in specs:
             if isinstance(spec, ModelSpec) and spec.weights:
-                report.findings += check_weight_files(spec, root=root)
-                report.checked["weights"] = report.checked.get("weights", 0) + len(spec.weights)
+                verified |= _check_weights(report, spec, None, root)
+    _check_against_index(report, specs, infos[0].distribution, verified)
     return report
 
 
-def _check_against_index(report: Report, specs: list[Any], distribution: str | None) -> None:
+def _check_weights(report: Report, spec: ModelSpec, net: Any, root: str | None) -> set[str]:
+    findings, verified = _weight_files(spec, net, root)
+    report.findings += findings
+    report.checked["weights"] = report.checked.get("weights", 0) + len(spec.weights)
+    return verified
+
+
+def _check_against_index(
+    report: Report, specs: list[Any], distribution: str | None, verified: set[str],
+) -> None:
     """Errors for names the registry index gives to another distribution, and for weight
     files that only the default public mirror could serve but that it does not hold.
 
     The default mirror holds GluonCV's and GluonNLP's published files, which the index lists
-    by hash; any other file with a name and no URL would be looked for there in vain.
+    by hash; any other file with a name and no URL would be looked for there in vain. A file
+    that ``check_weights`` fetched and verified (from a mirror the author configured) is
+    served somewhere, so it only gets a warning: users need that mirror too.
     """
     from . import _env
     from ._index import read
+    from .cache import mirrors
 
     try:
         index = read(_env.index_location())
@@ -514,12 +533,23 @@ def _check_against_index(report: Report, specs: list[Any], distribution: str | N
     for spec in specs:
         for variant in getattr(spec, "weights", ()):
             ref = variant.file
-            if ref.filename and not ref.urls and ref.hash not in published:
+            if not ref.filename or ref.urls or ref.hash in published:
+                continue
+            if ref.hash in verified:
+                report.findings.append(Finding(
+                    WARNING, _subject(spec), "weights",
+                    f"weights {variant.tag!r}: file {ref.filename!r} has no URL; --check-weights "
+                    "verified it from this cache or the mirrors configured here "
+                    f"({', '.join(mirrors())}), and users will need such a mirror in "
+                    "GLUON_HUB_MIRRORS; give urls=(...) or publish with 'gluon-hub publish "
+                    "--base-url URL' to spare them that"))
+            else:
                 report.findings.append(Finding(
                     ERROR, _subject(spec), "weights",
                     f"weights {variant.tag!r}: file {ref.filename!r} has no URL, so it would be "
                     "looked for on the default public mirror, which does not have it; give "
-                    "urls=(...) or publish with 'gluon-hub publish --base-url URL'"))
+                    "urls=(...), publish with 'gluon-hub publish --base-url URL', or check "
+                    "it from your own mirror with --check-weights and GLUON_HUB_MIRRORS=URL"))
 
 
 def _plugin_specs(report: Report, plugin_names: set[str], pattern: str | None) -> list[Any]:
@@ -553,17 +583,18 @@ def _plugin_specs(report: Report, plugin_names: set[str], pattern: str | None) -
 def _build_models(
     report: Report, models: list[ModelSpec], limit: int | None, batch_size: int, free_dim: int,
     check_weights: bool, root: str | None,
-) -> None:
+) -> set[str]:
     chosen = models if limit is None else models[:limit]
     built = 0
+    verified: set[str] = set()
     for spec in chosen:
         findings, net = check_model(spec, batch_size=batch_size, free_dim=free_dim)
         report.findings += findings
         built += net is not None
         if check_weights and spec.weights:
-            report.findings += check_weight_files(spec, net=net, root=root)
-            report.checked["weights"] = report.checked.get("weights", 0) + len(spec.weights)
+            verified |= _check_weights(report, spec, net, root)
     report.checked["built"] = built
+    return verified
 
 
 def assert_plugin_conforms(name: str, **options: Any) -> Report:
