@@ -233,7 +233,7 @@ class I3DInception(ClipClassifier):
 
 
 def i3d_inception(version: int = 1, nclass: int = 400, pretrained_base: bool | str = False,
-                  **options: Any) -> I3DInception:
+                  use_tsn: bool = False, **options: Any) -> I3DInception:
     """I3D Inception V1 or V3.
 
     Parameters
@@ -242,6 +242,8 @@ def i3d_inception(version: int = 1, nclass: int = 400, pretrained_base: bool | s
     nclass : action classes.
     pretrained_base : start from the ImageNet network (``googlenet`` or ``inceptionv3``,
         through the hub's cache), its 2D kernels inflated into 3D.
+    use_tsn : accepted for GluonCV's call pattern and ignored: GluonCV 0.10 never reads it
+        (``num_segments`` sets the consensus).
     options : :class:`I3DInception` arguments (``partial_bn``, ``num_segments`` ...).
     """
     net = I3DInception(version, nclass, **options)

@@ -224,7 +224,7 @@ def inflate_base(net: I3DResNet, resnet: Any) -> I3DResNet:
 
 
 def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pretrained_base: bool | str = False,
-               use_kinetics_pretrain: bool = False, **options: Any) -> I3DResNet:
+               use_kinetics_pretrain: bool = False, use_tsn: bool = False, **options: Any) -> I3DResNet:
     """I3D on ResNet-``depth`` V1, with 0, 5 or 10 non-local blocks placed as GluonCV places them.
 
     Parameters
@@ -236,6 +236,8 @@ def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pre
         cache), its 2D kernels inflated into 3D; new layers keep their initialisation.
     use_kinetics_pretrain : start from the published ``i3d_resnet50_v1_kinetics400`` weights
         (through the hub's cache), all but the classifier, as GluonCV's UCF101/HMDB51 models did.
+    use_tsn : accepted for GluonCV's call pattern and ignored: GluonCV 0.10 never reads it
+        (``num_segments`` sets the consensus).
     options : :class:`I3DResNet` arguments (``partial_bn``, ``dropout_ratio``, ``num_segments`` ...).
     """
     if nonlocal_blocks and (depth, nonlocal_blocks) not in NONLOCAL_PATTERNS:
@@ -258,11 +260,12 @@ def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pre
 
 
 def i3d_slow_resnet(depth: int = 101, nclass: int = 700, pretrained_base: bool | str = False,
-                    **options: Any) -> I3DResNet:
+                    use_tsn: bool = False, **options: Any) -> I3DResNet:
     """The Slow pathway of SlowFast as a network of its own (GluonCV's ``i3d_slow_*``): no
     temporal stride or pooling anywhere, 3x1x1 kernels in stages 3 and 4 only.
 
-    ``pretrained_base`` is refused: GluonCV trained these from scratch.
+    ``pretrained_base`` is refused: GluonCV trained these from scratch. ``use_tsn`` is accepted
+    for GluonCV's call pattern and ignored, as GluonCV 0.10 ignores it.
     """
     if pretrained_base:
         raise ValueError("the Slow networks were trained from scratch; no 2D weights to inflate "

@@ -101,7 +101,8 @@ class P3D(HybridBlock):
 
     def __init__(self, nclass: int, layers: tuple[int, ...], dropout_ratio: float = 0.5, num_segments: int = 1,
                  num_crop: int = 1, feat_ext: bool = False, init_std: float = 0.001,
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None) -> None:
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None,
+                 partial_bn: bool = False) -> None:
         super().__init__()
         self.num_segments = num_segments
         self.num_crop = num_crop
@@ -113,6 +114,8 @@ class P3D(HybridBlock):
         with self.name_scope():
             self.conv1 = _conv(3, 64, (1, 7, 7), (1, 2, 2), (0, 3, 3), in_channels=3)
             self.bn1 = make_norm(**norm, in_channels=64)
+            if partial_bn:  # every norm after the stem's keeps its running statistics
+                norm["norm_kwargs"] = {**(norm_kwargs or {}), "use_global_stats": True}
             self.relu = nn.Activation("relu")
             self.pool = nn.MaxPool3D((2, 3, 3), 2, (0, 1, 1))
             self.pool2 = nn.MaxPool3D((2, 1, 1), (2, 1, 1))
@@ -157,7 +160,7 @@ class P3D(HybridBlock):
 
 def p3d(depth: int = 50, nclass: int = 400, num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False,
         dropout_ratio: float = 0.5, init_std: float = 0.001, norm_layer: Callable[..., HybridBlock] = BatchNorm3D,
-        norm_kwargs: dict | None = None) -> P3D:
+        norm_kwargs: dict | None = None, partial_bn: bool = False, pretrained_base: bool | str = False) -> P3D:
     """P3D on a bottleneck ResNet of ``depth`` (50 or 101), trained from scratch.
 
     Parameters
@@ -169,9 +172,12 @@ def p3d(depth: int = 50, nclass: int = 400, num_segments: int = 1, num_crop: int
     dropout_ratio : dropout before ``fc`` in training.
     init_std : standard deviation of ``fc``'s initial weights.
     norm_layer, norm_kwargs : the normalization (``SyncBatchNorm`` with ``num_devices`` ...).
+    partial_bn : freeze the running statistics of every norm but the stem's (GluonCV's ``partial_bn``).
+    pretrained_base : accepted for GluonCV's call pattern and ignored: P3D has no ImageNet
+        starting point, in GluonCV as here (GluonCV's P3D never reads it).
     """
     if depth not in DEPTHS:
         raise ValueError(f"unknown P3D depth {depth!r}; known: {', '.join(map(str, DEPTHS))}")
     check_clips(num_segments, num_crop)
     return P3D(nclass, DEPTHS[depth], dropout_ratio, num_segments, num_crop, feat_ext, init_std,
-               norm_layer, norm_kwargs)
+               norm_layer, norm_kwargs, partial_bn)

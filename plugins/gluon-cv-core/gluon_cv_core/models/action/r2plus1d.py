@@ -119,7 +119,8 @@ class R2Plus1D(HybridBlock):
 
     def __init__(self, nclass: int, block: type, layers: tuple[int, ...], dropout_ratio: float = 0.5,
                  num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False, init_std: float = 0.001,
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None) -> None:
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None,
+                 partial_bn: bool = False) -> None:
         super().__init__()
         self.num_segments = num_segments
         self.num_crop = num_crop
@@ -132,6 +133,8 @@ class R2Plus1D(HybridBlock):
             self.relu = nn.Activation("relu")
             self.conv2 = _conv3d(64, (3, 1, 1), 1, (1, 0, 0), in_channels=45)
             self.bn2 = make_norm(norm_layer, norm_kwargs, in_channels=64)
+            if partial_bn:  # every norm after the stem's two keeps its running statistics
+                norm_kwargs = {**(norm_kwargs or {}), "use_global_stats": True}
             for index, (planes, count) in enumerate(zip((64, 128, 256, 512), layers)):
                 stride = 1 if index == 0 else 2
                 name = f"layer{index + 1}"
@@ -166,7 +169,8 @@ class R2Plus1D(HybridBlock):
 
 def r2plus1d(depth: int = 18, nclass: int = 400, num_segments: int = 1, num_crop: int = 1,
              feat_ext: bool = False, dropout_ratio: float = 0.5, init_std: float = 0.001,
-             norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None) -> R2Plus1D:
+             norm_layer: Callable[..., HybridBlock] = BatchNorm3D, norm_kwargs: dict | None = None,
+             partial_bn: bool = False, pretrained_base: bool | str = False) -> R2Plus1D:
     """R(2+1)D on a ResNet of ``depth`` (18, 34, 50, 101 or 152), trained from scratch.
 
     Parameters
@@ -179,10 +183,14 @@ def r2plus1d(depth: int = 18, nclass: int = 400, num_segments: int = 1, num_crop
     dropout_ratio : dropout before ``fc`` in training.
     init_std : standard deviation of ``fc``'s initial weights.
     norm_layer, norm_kwargs : the normalization (``SyncBatchNorm`` with ``num_devices`` ...).
+    partial_bn : freeze the running statistics of every norm after the stem's two (GluonCV's
+        ``partial_bn``).
+    pretrained_base : accepted for GluonCV's call pattern and ignored: R(2+1)D has no ImageNet
+        starting point, in GluonCV as here (GluonCV's R(2+1)D never reads it).
     """
     if depth not in DEPTHS:
         raise ValueError(f"unknown R(2+1)D depth {depth!r}; known: {', '.join(map(str, DEPTHS))}")
     check_clips(num_segments, num_crop)
     block, layers = DEPTHS[depth]
     return R2Plus1D(nclass, block, layers, dropout_ratio, num_segments, num_crop, feat_ext, init_std,
-                    norm_layer, norm_kwargs)
+                    norm_layer, norm_kwargs, partial_bn)

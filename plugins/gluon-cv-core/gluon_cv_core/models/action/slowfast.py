@@ -196,7 +196,9 @@ def slowfast(depth: int = 50, slow_frames: int = 4, fast_frames: int = 32, alpha
              slow_temporal_stride: int = 16, fast_temporal_stride: int = 2, nclass: int = 400,
              num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False, dropout_ratio: float = 0.5,
              init_std: float = 0.01, norm_layer: Callable[..., HybridBlock] = BatchNorm3D,
-             norm_kwargs: dict | None = None, use_kinetics_pretrain: bool = False, **options: Any) -> SlowFast:
+             norm_kwargs: dict | None = None, use_kinetics_pretrain: bool = False, pretrained_base: bool | str = False,
+             use_tsn: bool = False, partial_bn: bool = False, bn_eval: bool = True, bn_frozen: bool = False,
+             frozen_stages: int = -1, **options: Any) -> SlowFast:
     """SlowFast on a bottleneck ResNet of ``depth`` (50 or 101), trained from scratch.
 
     Parameters
@@ -217,6 +219,9 @@ def slowfast(depth: int = 50, slow_frames: int = 4, fast_frames: int = 32, alpha
     use_kinetics_pretrain : start from the published ``slowfast_4x16_resnet50_kinetics400``
         weights (through the hub's cache), all but ``fc``, as GluonCV's custom model does; the
         network must then have that model's structure.
+    pretrained_base, use_tsn, partial_bn, bn_eval, bn_frozen, frozen_stages : accepted for
+        GluonCV's call pattern and ignored: GluonCV 0.10's SlowFast stores them but never reads
+        them (it has no ImageNet starting point and freezes nothing), so they change nothing there either.
     options : other :class:`SlowFast` arguments (``beta_inv``, ``width_per_group`` ...).
     """
     if depth not in DEPTHS:

@@ -100,7 +100,8 @@ def _set_dropout(block: HybridBlock, rate: float) -> None:
 
 def tsn(backbone: str, nclass: int, dropout_ratio: float = 0.5, init_std: float = 0.01, num_segments: int = 1,
         num_crop: int = 1, partial_bn: bool | None = None, feat_ext: bool = False,
-        pretrained_base: bool | str = False, use_kinetics_pretrain: bool = False) -> TemporalSegmentNet:
+        pretrained_base: bool | str = False, use_kinetics_pretrain: bool = False, tsn: bool = False,
+        use_tsn: bool = False) -> TemporalSegmentNet:
     """A 2D action recogniser on one of :data:`BACKBONES`.
 
     Parameters
@@ -118,6 +119,8 @@ def tsn(backbone: str, nclass: int, dropout_ratio: float = 0.5, init_std: float 
     use_kinetics_pretrain : start from the published ``{backbone}_kinetics400`` weights (through
         the hub's cache), all but the classifier, as GluonCV's ``*_custom`` models do by default
         (the hub's default, False, never downloads unasked).
+    tsn, use_tsn : accepted for GluonCV's call pattern (its 2D action factories take one or the
+        other) and ignored: GluonCV 0.10 never reads them; ``num_segments`` sets the consensus.
 
     Examples
     --------

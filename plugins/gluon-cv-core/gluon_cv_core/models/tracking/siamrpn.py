@@ -13,14 +13,14 @@ features, which needs only the template's feature size (fixed by ``template_size
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from gluon_hub.compat import mx
 
 from .._common import HybridBlock, nn
 
-__all__ = ["AlexNetLegacy", "DepthwiseXCorr", "DepthwiseRPN", "SiamRPN", "siamrpn_alexnet_v2_otb15",
-           "feature_size"]
+__all__ = ["AlexNetLegacy", "DepthwiseXCorr", "DepthwiseRPN", "SiamRPN", "TrackOutput",
+           "siamrpn_alexnet_v2_otb15", "feature_size"]
 
 #: (out channels, kernel, stride-2 max pool after it?, relu?) of each backbone convolution
 _ALEXNET_LAYERS = ((96, 11, True, True), (256, 5, True, True), (384, 3, False, True),
@@ -118,12 +118,29 @@ class DepthwiseRPN(HybridBlock):
         return self.cls(template_features, search_features), self.loc(template_features, search_features)
 
 
+class TrackOutput(NamedTuple):
+    """``(cls, loc)`` of :meth:`SiamRPN.track`; ``out["cls"]`` and ``out["loc"]`` also work, as on
+    the dict GluonCV's ``track`` returns."""
+
+    cls: Any
+    loc: Any
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            if key not in self._fields:
+                raise KeyError(f"{key!r}: track() outputs are 'cls' and 'loc'")
+            return getattr(self, key)
+        return tuple.__getitem__(self, key)
+
+
 class SiamRPN(HybridBlock):
     """``backbone`` shared by both inputs and ``rpn_head``; ``net(template, search)`` gives
     ``(cls, loc)`` of shapes ``(N, 2A, S, S)`` and ``(N, 4A, S, S)``.
 
     Tracking runs the template once: :meth:`template` gives its features, :meth:`track` scores a
-    search region against them.
+    search region against them. Both GluonCV's stateful form (``net.template(z)`` then
+    ``net.track(x)``, the features kept on the network) and the stateless one
+    (``net.track(x, net.template(z))``, the features passed explicitly) work.
 
     Parameters
     ----------
@@ -138,28 +155,43 @@ class SiamRPN(HybridBlock):
             raise ValueError(f"template_size {template_size} is too small for SiamRPN's backbone; use 127")
         self.template_size = template_size
         self.anchor_num = anchor_num
+        self._template_features: Any = None
         with self.name_scope():
             self.backbone = AlexNetLegacy()
             self.rpn_head = DepthwiseRPN(kernel_size, anchor_num)
 
     def template(self, template: Any) -> Any:
-        """The backbone features of template crops ``(N, 3, 127, 127)``, for :meth:`track`."""
-        return self.backbone(template)
+        """The backbone features of template crops ``(N, 3, 127, 127)``, for :meth:`track`; they
+        are also kept for a later ``track(search)`` without features (GluonCV's stateful form)."""
+        self._template_features = self.backbone(template)
+        return self._template_features
 
-    def track(self, search: Any, template_features: Any) -> tuple[Any, Any]:
-        """``(cls, loc)`` of search crops against features from :meth:`template`."""
-        return self.rpn_head(template_features, self.backbone(search))
+    def track(self, search: Any, template_features: Any = None) -> TrackOutput:
+        """``(cls, loc)`` of search crops against ``template_features`` from :meth:`template`, or
+        against those of the last :meth:`template` call when none are given."""
+        if template_features is None:
+            template_features = self._template_features
+            if template_features is None:
+                raise RuntimeError("track(search) without template features needs a template first: "
+                                   "call net.template(z) once, or pass net.track(search, net.template(z))")
+        return TrackOutput(*self.rpn_head(template_features, self.backbone(search)))
 
     def hybrid_forward(self, F, template, search):
         return self.rpn_head(self.backbone(template), self.backbone(search))
 
 
-def siamrpn_alexnet_v2_otb15(template_size: int = 127, **kwargs: Any) -> SiamRPN:
+def siamrpn_alexnet_v2_otb15(template_size: int = 127, bz: int = 1, is_train: bool = False,
+                             **kwargs: Any) -> SiamRPN:
     """SiamRPN with the AlexNet backbone, GluonCV's ``siamrpn_alexnet_v2_otb15`` (tuned for OTB2015).
 
     Parameters
     ----------
     template_size : side of the template crops the network correlates (127 for the published weights).
+    bz, is_train : accepted for GluonCV's call pattern and ignored: GluonCV's network fixes its
+        batch size and search size (287 to track, 255 to train) with them, this one takes any
+        batch and search size at run time.
     kwargs : :class:`SiamRPN` arguments.
     """
+    if not isinstance(bz, int) or bz < 1:
+        raise ValueError(f"bz must be a positive batch size, got {bz!r}")
     return SiamRPN(template_size=template_size, **kwargs)
