@@ -23,6 +23,7 @@ from ._api import (
     set_index,
     unregister_plugin,
 )
+from ._heads import NewHead, head_argument
 from ._hub import reset_hub
 from ._version import HUB_API_VERSION, __version__
 from .errors import (
@@ -30,6 +31,7 @@ from .errors import (
     HubError,
     IndexFormatError,
     ModelBuildError,
+    NewHeadWarning,
     OptimizeWarning,
     PluginError,
     PluginNotInstalledError,
@@ -89,6 +91,8 @@ __all__ = [
     "Metric",
     "ModelBuildError",
     "ModelSpec",
+    "NewHead",
+    "NewHeadWarning",
     "OptimizeWarning",
     "PluginError",
     "PluginInfo",
@@ -103,6 +107,7 @@ __all__ = [
     "fetch",
     "get_batchify",
     "get_loss",
+    "head_argument",
     "hookimpl",
     "info",
     "list_batchify",

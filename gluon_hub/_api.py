@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from . import _index
+from . import _heads, _index
 from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
 from .errors import ModelBuildError
@@ -77,7 +77,11 @@ def load(
         spec's shape; the model can then no longer be trained and runs fastest at that
         shape. Needs a spec with a fixed input shape.
     **kwargs : passed to the model's factory; unknown ones are refused with the list of
-        accepted ones.
+        accepted ones. With ``pretrained``, another value of the factory's class-count
+        argument (``classes``, ``nclass``, ``num_joints`` ..., see :func:`head_argument`)
+        loads every published parameter but the class-dependent head, which starts from its
+        initializer; a :class:`NewHeadWarning` and ``net.gluon_hub_new_head`` (a
+        :class:`NewHead`) say which parameters were left out.
     """
     spec = info(name)
     if not isinstance(pretrained, (bool, str)):
@@ -93,9 +97,12 @@ def load(
     factory = import_object(spec.factory, owner)
     defaults = spec.kwargs if variant is None else {**spec.kwargs, **variant.kwargs}
     check_kwargs(factory, owner, kwargs)
+    # another class count than the published weights': every parameter but the head is loaded
+    new_head = _heads.change(factory, defaults, kwargs) if variant is not None else None
+    build = {**defaults, **kwargs}
     try:
-        net = factory(**{**defaults, **kwargs})
-        if variant is None:
+        net = factory(**(build if new_head is None else _heads.build_kwargs(new_head, build)))
+        if variant is None or new_head is not None:
             net.initialize(ctx=contexts)
     except Exception as exc:  # the plugin's code: say whose it is, keep the original
         raise ModelBuildError(f"building {owner} failed: {type(exc).__name__}: {exc}") from exc
@@ -104,11 +111,15 @@ def load(
 
         path = fetch_params(variant.file, root=root)
         try:
-            net.load_parameters(str(path), ctx=contexts)
+            if new_head is None:
+                net.load_parameters(str(path), ctx=contexts)
+            else:
+                net = _heads.fit(net, path, contexts, new_head)
         except Exception as exc:
+            detail = _weight_mismatch(net, path) if new_head is None else None
             raise ModelBuildError(
                 f"loading the {variant.tag!r} weights {path} into {owner} failed: "
-                f"{_weight_mismatch(net, path) or f'{type(exc).__name__}: {exc}'}"
+                f"{detail or f'{type(exc).__name__}: {exc}'}"
             ) from exc
     if examples is not None:
         from ._optimize import optimize as compile_for_inference

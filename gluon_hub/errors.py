@@ -10,6 +10,7 @@ __all__ = [
     "PluginError",
     "IndexFormatError",
     "ModelBuildError",
+    "NewHeadWarning",
     "OptimizeWarning",
     "PluginWarning",
 ]
@@ -61,3 +62,8 @@ class PluginWarning(UserWarning):
 class OptimizeWarning(UserWarning):
     """``optimize`` could not fuse the block and fell back to a plain static hybridize;
     the message says why."""
+
+
+class NewHeadWarning(UserWarning):
+    """``load`` fitted published weights to another class count: the message lists the
+    parameters left at their initialisation (also in ``net.gluon_hub_new_head``)."""

@@ -3,6 +3,8 @@ arXiv:1404.5997 for the one-GPU variant used here), with GluonCV 0.10's paramete
 
 from __future__ import annotations
 
+from gluon_hub import head_argument
+
 from ._common import HybridBlock, nn
 
 __all__ = ["AlexNet", "alexnet"]
@@ -33,6 +35,7 @@ class AlexNet(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def alexnet(classes: int = 1000) -> AlexNet:
     """AlexNet; expects at least 63x63 inputs (224x224 for the published weights)."""
     return AlexNet(classes)

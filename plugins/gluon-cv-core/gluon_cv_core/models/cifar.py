@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock
 from .resnet import BasicBlockV1, BasicBlockV2, ResNetV1, ResNetV2
 
@@ -20,6 +22,7 @@ def _blocks_per_stage(num_layers: int, fixed: int) -> int:
     return (num_layers - fixed) // 6
 
 
+@head_argument("classes")
 def cifar_resnet_v1(num_layers: int, classes: int = 10, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                     norm_kwargs: dict | None = None) -> ResNetV1:
     """CIFAR ResNet V1 with ``6n + 2`` layers (20, 56, 110 are published)."""
@@ -28,6 +31,7 @@ def cifar_resnet_v1(num_layers: int, classes: int = 10, norm_layer: Callable[...
                     norm_layer=norm_layer, norm_kwargs=norm_kwargs)
 
 
+@head_argument("classes")
 def cifar_resnet_v2(num_layers: int, classes: int = 10, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                     norm_kwargs: dict | None = None) -> ResNetV2:
     """CIFAR ResNet V2 with ``6n + 2`` layers; its projection shortcuts see the raw block input."""
@@ -36,6 +40,7 @@ def cifar_resnet_v2(num_layers: int, classes: int = 10, norm_layer: Callable[...
                     norm_layer=norm_layer, norm_kwargs=norm_kwargs, preact_shortcut=False)
 
 
+@head_argument("classes")
 def cifar_wide_resnet(num_layers: int, width_factor: int = 1, drop_rate: float = 0.0, classes: int = 10,
                       norm_layer: Callable[..., HybridBlock] = BatchNorm,
                       norm_kwargs: dict | None = None) -> ResNetV2:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, add_conv_norm, nn
 from .resnext import add_resnext_stages
 
@@ -30,6 +32,7 @@ class CIFARResNeXt(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def cifar_resnext(num_layers: int = 29, cardinality: int = 16, bottleneck_width: int = 64, classes: int = 10,
                   norm_layer: Callable[..., HybridBlock] = BatchNorm,
                   norm_kwargs: dict | None = None) -> CIFARResNeXt:

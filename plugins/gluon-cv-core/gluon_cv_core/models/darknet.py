@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, conv_norm, nn
 
 __all__ = ["DarknetV3", "darknet53"]
@@ -47,6 +49,7 @@ class DarknetV3(HybridBlock):
         return self.output(x)
 
 
+@head_argument("classes")
 def darknet53(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
               norm_kwargs: dict | None = None) -> DarknetV3:
     """DarkNet-53: 52 convolutions in five stages and a classifier."""

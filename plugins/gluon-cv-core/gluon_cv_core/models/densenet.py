@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, check_choice, make_norm, mx, nn
 
 __all__ = ["DenseNet", "densenet"]
@@ -81,6 +83,7 @@ class DenseNet(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def densenet(num_layers: int, classes: int = 1000, dropout: float = 0.0,
              norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> DenseNet:
     """DenseNet with 121, 161, 169 or 201 layers; ``dropout`` applies after each dense layer."""

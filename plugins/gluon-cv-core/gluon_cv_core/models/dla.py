@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, add_conv_norm, make_norm, nn
 
 __all__ = ["DLA", "DLAFeatures", "dla34"]
@@ -166,6 +168,7 @@ class DLA(DLAFeatures):
         return self.fc(F.concat(*pooled, dim=1))
 
 
+@head_argument("classes")
 def dla34(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
           norm_kwargs: dict | None = None) -> DLA:
     """DLA-34 (GluonCV's ``dla34``).

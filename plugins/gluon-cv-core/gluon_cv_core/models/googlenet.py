@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, conv_norm, mx, nn
 
 __all__ = ["GoogLeNet", "googlenet"]
@@ -88,6 +90,7 @@ class GoogLeNet(HybridBlock):
         return self.head(x)
 
 
+@head_argument("classes")
 def googlenet(classes: int = 1000, dropout_ratio: float = 0.4,
               norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> GoogLeNet:
     """GoogLeNet with batch normalization, for 224x224 inputs."""

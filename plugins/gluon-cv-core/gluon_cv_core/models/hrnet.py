@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from ._common import BatchNorm, HybridBlock, add_conv_norm, check_choice, make_norm, nn
@@ -230,6 +231,7 @@ class HRNet(HRNetStages):
         return self.classifier(self.avg(self.final_layer(y)))
 
 
+@head_argument("classes")
 def hrnet(config: str = "w18", classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
           norm_kwargs: dict | None = None) -> HRNet:
     """HRNet-``config`` for classification (GluonCV's ``hrnet_<config>_c``).

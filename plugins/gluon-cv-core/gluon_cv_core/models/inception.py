@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, conv_norm, mx, nn
 
 __all__ = ["Inception3", "inception_v3"]
@@ -111,6 +113,7 @@ class Inception3(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def inception_v3(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                  norm_kwargs: dict | None = None) -> Inception3:
     """Inception V3 for 299x299 inputs."""

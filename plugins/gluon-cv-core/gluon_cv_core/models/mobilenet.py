@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, add_conv_norm, nn
 
 __all__ = ["MobileNet", "MobileNetV2", "LinearBottleneck", "mobilenet", "mobilenet_v2"]
@@ -90,6 +92,7 @@ class MobileNetV2(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def mobilenet(multiplier: float = 1.0, classes: int = 1000,
               norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> MobileNet:
     """MobileNet V1 with channel width ``multiplier`` (GluonCV publishes 1.0, 0.75, 0.5, 0.25).
@@ -104,6 +107,7 @@ def mobilenet(multiplier: float = 1.0, classes: int = 1000,
     return MobileNet(multiplier, classes, norm_layer, norm_kwargs)
 
 
+@head_argument("classes")
 def mobilenet_v2(multiplier: float = 1.0, classes: int = 1000,
                  norm_layer: Callable[..., HybridBlock] = BatchNorm,
                  norm_kwargs: dict | None = None) -> MobileNetV2:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, HardSwish, activation, check_choice, make_norm, nn
 
 __all__ = ["MobileNetV3", "mobilenet_v3", "CONFIGS"]
@@ -131,6 +133,7 @@ class MobileNetV3(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def mobilenet_v3(config: str = "large", multiplier: float = 1.0, classes: int = 1000,
                  final_drop: float = 0.2, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                  norm_kwargs: dict | None = None) -> MobileNetV3:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, make_norm, nn
 
 __all__ = ["NASNetA", "nasnet"]
@@ -269,6 +271,7 @@ class NASNetA(HybridBlock):
         return (x, aux) if aux is not None else x
 
 
+@head_argument("classes")
 def nasnet(repeat: int, penultimate_filters: int, classes: int = 1000, use_aux: bool = False,
            norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> NASNetA:
     """NASNet-A ``repeat @ penultimate_filters`` (GluonCV's 4@1056, 5@1538, 7@1920, 6@4032)."""

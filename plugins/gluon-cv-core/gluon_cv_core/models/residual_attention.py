@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, check_choice, make_norm, nn
 
 __all__ = ["ResidualAttentionNet", "residual_attention", "cifar_residual_attention"]
@@ -183,12 +185,14 @@ class ResidualAttentionNet(HybridBlock):
         return F.Flatten(self.fc(self.mpool2(x)))
 
 
+@head_argument("classes")
 def residual_attention(num_layers: int, classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                        norm_kwargs: dict | None = None) -> ResidualAttentionNet:
     """ImageNet Residual Attention Network (56, 92, 128, 164, 200, 236 or 452 layers), 224x224."""
     return ResidualAttentionNet(num_layers, False, classes, norm_layer, norm_kwargs)
 
 
+@head_argument("classes")
 def cifar_residual_attention(num_layers: int, classes: int = 10,
                              norm_layer: Callable[..., HybridBlock] = BatchNorm,
                              norm_kwargs: dict | None = None) -> ResidualAttentionNet:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from ._common import BatchNorm, HybridBlock, add_deep_stem, check_choice, make_norm, nn
@@ -277,6 +278,7 @@ class ResNeSt(ResNetV1bLayout):
         return stage
 
 
+@head_argument("classes")
 def resnest(num_layers: int, classes: int = 1000, input_size: int = 224, dilated: bool = False,
             dilation: int = 1, dropblock_prob: float | None = None, final_drop: float | None = None,
             last_gamma: bool = False, use_global_stats: bool = False,

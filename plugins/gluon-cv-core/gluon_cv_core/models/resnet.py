@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, check_choice, make_norm, nn, projection, add_imagenet_stem
 
 __all__ = [
@@ -279,6 +281,7 @@ def _resnet(version: int, num_layers: int, classes: int, use_se: bool, thumbnail
                      use_se=use_se)
 
 
+@head_argument("classes")
 def resnet_v1(num_layers: int, classes: int = 1000, use_se: bool = False, thumbnail: bool = False,
               last_gamma: bool = False, norm_layer: Callable[..., HybridBlock] = BatchNorm,
               norm_kwargs: dict | None = None) -> ResNetV1:
@@ -297,6 +300,7 @@ def resnet_v1(num_layers: int, classes: int = 1000, use_se: bool = False, thumbn
     return _resnet(1, num_layers, classes, use_se, thumbnail, last_gamma, norm_layer, norm_kwargs)
 
 
+@head_argument("classes")
 def resnet_v2(num_layers: int, classes: int = 1000, use_se: bool = False, thumbnail: bool = False,
               last_gamma: bool = False, norm_layer: Callable[..., HybridBlock] = BatchNorm,
               norm_kwargs: dict | None = None) -> ResNetV2:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from ._common import BatchNorm, HybridBlock, check_choice, make_norm, nn
@@ -106,6 +107,7 @@ class PrunedResNetV1b(ResNetV1bLayout):
                                         cast_dtype, dtype_source)
 
 
+@head_argument("classes")
 def resnet_v1b_pruned(config: str, classes: int = 1000, final_drop: float = 0.0,
                       use_global_stats: bool = False, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                       norm_kwargs: dict | None = None) -> PrunedResNetV1b:

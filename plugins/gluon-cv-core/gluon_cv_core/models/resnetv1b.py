@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, add_deep_stem, check_choice, make_norm, nn, projection
 
 __all__ = ["BasicBlockV1b", "BlockV1b", "BottleneckV1b", "ResNetV1bLayout", "ResNetV1b", "resnet_v1b", "resnet_v1b_gn", "VARIANTS"]
@@ -167,6 +169,7 @@ class ResNetV1b(ResNetV1bLayout):
         return stage
 
 
+@head_argument("classes")
 def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_drop: float = 0.0,
                last_gamma: bool = False, use_global_stats: bool = False,
                norm_layer: Callable[..., HybridBlock] = BatchNorm,
@@ -200,6 +203,7 @@ def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_d
                      prefix=f"resnetv1{variant}_", dilated=dilated)
 
 
+@head_argument("classes")
 def resnet_v1b_gn(num_layers: int, classes: int = 1000, num_groups: int = 32, final_drop: float = 0.0,
                   last_gamma: bool = False) -> ResNetV1b:
     """ResNet V1b with group normalization ("Group Normalization", arXiv:1803.08494) in place of

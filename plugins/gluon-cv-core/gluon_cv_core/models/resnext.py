@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import (BatchNorm, HybridBlock, add_conv_norm, add_imagenet_stem, check_choice,
                       nn, projection)
 
@@ -86,6 +88,7 @@ class ResNeXt(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def resnext(num_layers: int, cardinality: int = 32, bottleneck_width: int = 4, classes: int = 1000,
             use_se: bool = False, deep_stem: bool = False, avg_down: bool = False,
             last_gamma: bool = False, norm_layer: Callable[..., HybridBlock] = BatchNorm,

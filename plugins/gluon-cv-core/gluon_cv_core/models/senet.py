@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, add_conv_norm, check_choice, make_norm, nn
 
 __all__ = ["SEBlock", "SENet", "senet"]
@@ -94,6 +96,7 @@ class SENet(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def senet(num_layers: int = 152, cardinality: int = 64, bottleneck_width: int = 4, avg_down: bool = False,
           classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
           norm_kwargs: dict | None = None) -> SENet:

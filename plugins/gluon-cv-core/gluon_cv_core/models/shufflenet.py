@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, make_norm, nn
 
 __all__ = ["ShuffleNetV1", "ShuffleNetV2", "shufflenet_v1", "shufflenet_v2"]
@@ -156,12 +158,14 @@ class ShuffleNetV2(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def shufflenet_v1(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                   norm_kwargs: dict | None = None) -> ShuffleNetV1:
     """ShuffleNet V1 with 3 groups."""
     return ShuffleNetV1(classes, norm_layer, norm_kwargs)
 
 
+@head_argument("classes")
 def shufflenet_v2(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                   norm_kwargs: dict | None = None) -> ShuffleNetV2:
     """ShuffleNet V2 at width 1.0."""

@@ -9,6 +9,8 @@ at every input size.
 
 from __future__ import annotations
 
+from gluon_hub import head_argument
+
 from ._common import HybridBlock, check_choice, mx, nn
 
 __all__ = ["SqueezeNet", "squeezenet"]
@@ -64,6 +66,7 @@ class SqueezeNet(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def squeezenet(version: str = "1.0", classes: int = 1000) -> SqueezeNet:
     """SqueezeNet ``"1.0"`` or ``"1.1"`` (1.1 needs 2.4x less computation for the same accuracy)."""
     return SqueezeNet(version, classes)

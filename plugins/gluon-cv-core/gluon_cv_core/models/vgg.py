@@ -3,6 +3,8 @@ arXiv:1409.1556), with GluonCV 0.10's parameter layout."""
 
 from __future__ import annotations
 
+from gluon_hub import head_argument
+
 from ._common import HybridBlock, check_choice, mx, nn
 
 __all__ = ["VGG", "vgg"]
@@ -39,6 +41,7 @@ class VGG(HybridBlock):
         return self.output(self.features(x))
 
 
+@head_argument("classes")
 def vgg(num_layers: int, batch_norm: bool = False, classes: int = 1000) -> VGG:
     """VGG with 11, 13, 16 or 19 weight layers, optionally with batch norm after each conv."""
     check_choice("num_layers", num_layers, _SPEC)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from gluon_hub import head_argument
+
 from ._common import BatchNorm, HybridBlock, check_choice, make_norm, nn
 
 __all__ = ["Xception", "xception"]
@@ -134,6 +136,7 @@ class Xception(HybridBlock):
         return self.fc(F.Flatten(self.avgpool(x)))
 
 
+@head_argument("classes")
 def xception(num_layers: int = 65, classes: int = 1000, output_stride: int = 32,
              norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> Xception:
     """Aligned Xception with 65 or 71 layers; ``output_stride`` 32 (classification), 16 or 8."""

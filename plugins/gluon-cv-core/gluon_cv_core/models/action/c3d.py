@@ -8,6 +8,7 @@ fixed: 16 frames of 112x112 (the size GluonCV trained and evaluated at).
 
 from __future__ import annotations
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import HybridBlock, nn
@@ -69,6 +70,7 @@ class C3D(HybridBlock):
         return self.fc8(x)
 
 
+@head_argument("nclass")
 def c3d(nclass: int = 400, num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False,
         dropout_ratio: float = 0.5, init_std: float = 0.001) -> C3D:
     """C3D, trained from scratch on 16-frame 112x112 clips.

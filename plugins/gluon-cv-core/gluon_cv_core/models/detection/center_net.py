@@ -29,11 +29,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import BatchNorm, make_norm
 from .boxes import class_index_map, nms_split
-from .classes import BY_DATASET
+from .classes import BY_DATASET, keep_named_classes
 from .features import backbone
 
 nn = mx.gluon.nn
@@ -374,6 +375,7 @@ class CenterNet(HybridBlock):
         self._classes = tuple(classes)
 
 
+@head_argument("classes", transfer=keep_named_classes)
 def center_net(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
                dcn: bool = False, norm_layer: Any = BatchNorm, norm_kwargs: dict | None = None,
                **options: Any) -> CenterNet:

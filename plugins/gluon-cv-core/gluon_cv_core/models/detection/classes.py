@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 #: PASCAL VOC 2007/2012, the 20 classes in the dataset's alphabetical order
 VOC_CLASSES: tuple[str, ...] = (
     'aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car', 'cat', 'chair', 'cow',
@@ -25,3 +27,18 @@ COCO_CLASSES: tuple[str, ...] = (
 
 #: dataset name -> class names, as the factories' ``classes="voc"`` shorthand
 BY_DATASET: dict[str, tuple[str, ...]] = {"voc": VOC_CLASSES, "coco": COCO_CLASSES}
+
+
+def keep_named_classes(net: Any, classes: str | Sequence[str]) -> tuple[list[str], list[str]]:
+    """GluonCV's ``reset_class`` for ``gluon_hub.load(detector, pretrained=True, classes=[...])``:
+    the predictors are re-created for ``classes`` and the rows of every class the published
+    model also has (by name) are copied over, the background's too. Returns the parameters
+    re-created and the classes kept."""
+    names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)
+    if isinstance(names, str) or not names:
+        raise ValueError(f"classes must be 'voc', 'coco' or a non-empty list of names, got {classes!r}")
+    kept = [c for c in names if c in net.classes]
+    before = {key: param.shape for key, param in net._collect_params_with_prefix().items()}
+    net.reset_class(names, reuse_weights=kept)
+    after = net._collect_params_with_prefix()
+    return [key for key, param in after.items() if before.get(key) != param.shape], kept

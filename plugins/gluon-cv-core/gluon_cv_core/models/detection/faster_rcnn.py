@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from ..norm import SyncBatchNorm
 from .boxes import class_index_map
-from .classes import BY_DATASET
+from .classes import BY_DATASET, keep_named_classes
 from .features import backbone
 from .fpn import fpn_features
 from .rpn import RPN
@@ -387,6 +388,7 @@ def _box_features(config: dict[str, Any], norm_kwargs: dict) -> HybridBlock | No
     return head
 
 
+@head_argument("classes", transfer=keep_named_classes)
 def faster_rcnn(config: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
                 transfer: str | None = None, num_devices: int = 0, **options: Any) -> FasterRCNN:
     """A Faster R-CNN in one of GluonCV's configurations.
@@ -445,6 +447,7 @@ CUSTOM_FPN_BASES = ("resnet18_v1b", "resnet50_v1b", "resnet101_v1d", "resnest50"
 CUSTOM_FPN: dict[str, Any] = dict(_FPN, rpn_channel=256)
 
 
+@head_argument("classes", transfer=keep_named_classes)
 def custom_faster_rcnn_fpn(classes: Sequence[str] | str = "voc", base_network_name: str = "resnet18_v1b",
                            pretrained_base: bool | str = False, transfer: str | None = None,
                            num_fpn_filters: int = 256, num_box_head_dense_filters: int = 1024,

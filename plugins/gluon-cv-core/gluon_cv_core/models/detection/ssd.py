@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .boxes import SSDAnchorGenerator, class_index_map, decode_center_boxes, nms_split, per_class_detections
-from .classes import BY_DATASET
+from .classes import BY_DATASET, keep_named_classes
 from .features import backbone, expand_features
 from .vgg_atrous import vgg16_atrous_features
 
@@ -243,6 +244,7 @@ def _features(config: dict[str, Any], pretrained_base: bool | str, norm_layer: A
     return expand_features(net, config["taps"], config["filters"], **options)
 
 
+@head_argument("classes", transfer=keep_named_classes)
 def ssd(config: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
         transfer: str | None = None, norm_layer: Any = nn.BatchNorm, norm_kwargs: dict | None = None,
         **options: Any) -> SSD:

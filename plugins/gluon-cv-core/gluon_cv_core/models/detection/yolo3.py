@@ -17,11 +17,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import BatchNorm, conv_norm
 from .boxes import class_index_map, nms_split, per_class_detections, yolo_offset_grid
-from .classes import BY_DATASET
+from .classes import BY_DATASET, keep_named_classes
 from .features import backbone
 
 nn = mx.gluon.nn
@@ -201,6 +202,7 @@ class YOLOV3(HybridBlock):
         self._classes = tuple(classes)
 
 
+@head_argument("classes", transfer=keep_named_classes)
 def yolo3(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
           transfer: str | None = None, norm_layer: Any = BatchNorm, norm_kwargs: dict | None = None,
           **options: Any) -> YOLOV3:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import BatchNorm, HybridBlock, check_choice, make_norm, nn, projection
@@ -103,6 +104,7 @@ class AlphaPose(HybridBlock):
         return self.conv_out(self.duc2(self.duc1(self.shuffle1(self.preact(x)))))
 
 
+@head_argument("num_joints")
 def alpha_pose(num_layers: int = 101, num_joints: int = 17, norm_layer: Callable[..., HybridBlock] = BatchNorm,
                norm_kwargs: dict | None = None) -> AlphaPose:
     """AlphaPose on an SE-ResNet-``num_layers`` V1b (GluonCV publishes 101 for COCO).

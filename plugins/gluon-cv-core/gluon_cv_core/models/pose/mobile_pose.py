@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import HybridBlock, nn
@@ -50,6 +51,7 @@ class MobilePose(HybridBlock):
         return self.upsampling(self.features(x))
 
 
+@head_argument("num_joints")
 def mobile_pose(backbone: str = "mobilenet1.0", num_joints: int = 17,
                 pretrained_base: bool | str = False) -> MobilePose:
     """Mobile Pose on one of GluonCV's backbones (see :data:`BACKBONES`).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import HybridBlock, nn
@@ -57,6 +58,7 @@ class SimplePoseResNet(HybridBlock):
         return self.final_layer(self.deconv_layers(self.resnet(x)))
 
 
+@head_argument("num_joints")
 def simple_pose(backbone: str = "resnet50_v1b", num_joints: int = 17, pretrained_base: bool | str = False,
                 **options: Any) -> SimplePoseResNet:
     """Simple Pose on one of GluonCV's ResNets (see :data:`BACKBONES`).

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import BatchNorm, add_conv_norm
-from .base import SegBaseModel, resize_like
+from .base import SegBaseModel, class_names, resize_like
 
 nn = mx.gluon.nn
 HybridBlock = mx.gluon.HybridBlock
@@ -115,6 +116,7 @@ class DANet(SegBaseModel):
         return tuple(resize_like(F, out, x) for out in self.head(c4))
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def danet(backbone: str = "resnet50", classes: str | Sequence[str] = "citys", pretrained_base: bool | str = False,
           base_size: int = 520, crop_size: int = 480, norm_layer: Callable[..., HybridBlock] = BatchNorm,
           norm_kwargs: dict | None = None) -> DANet:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import resize_like
+from .base import class_names, resize_like
 from .fcn import HeadedSegModel
 
 __all__ = ["ASPP", "DeepLabV3", "deeplab"]
@@ -97,6 +98,7 @@ class DeepLabV3(HeadedSegModel):
     head_class = _DeepLabHead
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def deeplab(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: bool = True,
             pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
             norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> DeepLabV3:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import add_conv_norm, make_norm
@@ -121,6 +122,7 @@ class DeepLabV3PlusWRN(HybridBlock):
         return self(x)[0]
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def deeplab_v3b_plus(backbone: str = "wideresnet", classes: str | Sequence[str] = "citys",
                      pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
                      norm_layer: Callable[..., HybridBlock] = nn.BatchNorm,

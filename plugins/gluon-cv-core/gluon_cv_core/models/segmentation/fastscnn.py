@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import add_conv_norm, make_norm
@@ -213,6 +214,7 @@ class FastSCNN(HybridBlock):
         return self(x)[0]
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def fastscnn(classes: str | Sequence[str] = "citys", aux: bool = True, pretrained_base: bool | str = False,
              base_size: int = 2048, crop_size: int = 1024, norm_layer: Callable[..., HybridBlock] = nn.BatchNorm,
              norm_kwargs: dict | None = None) -> FastSCNN:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from gluon_hub import head_argument
+
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import SegBaseModel
+from .base import SegBaseModel, class_names
 
 __all__ = ["FCN", "FCNHead", "HeadedSegModel", "fcn"]
 
@@ -76,6 +78,7 @@ def aux_head(in_channels: int, nclass: int, norm_layer: Callable[..., HybridBloc
     return head
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def fcn(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: bool = True,
         pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
         norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> FCN:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import BatchNorm, HybridBlock, make_norm, nn
@@ -71,6 +72,7 @@ class HRNetSeg(HRNetStages):
         return mx.nd.contrib.BilinearResize2D(self(x)[0], x, mode="like")
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def hrnet_seg(config: str = "w18_small_v1", classes: str | Sequence[str] = "citys",
               pretrained_base: bool | str = False, base_size: int = 2048, crop_size: int = 768,
               norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> HRNetSeg:

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
+
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import SegBaseModel, resize_like
+from .base import SegBaseModel, class_names, resize_like
 from .fcn import HEAD_LR_MULT
 from .pspnet import PyramidPooling
 
@@ -136,6 +138,7 @@ class ICNet(SegBaseModel):
         return self.head(x, sub1, self.conv_sub2(sub2), self.conv_sub4(sub4))
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def icnet(backbone: str = "resnet50", classes: str | Sequence[str] = "citys", pretrained_base: bool | str = False,
           base_size: int = 520, crop_size: int = 480, norm_layer: Callable[..., HybridBlock] = BatchNorm,
           norm_kwargs: dict | None = None, lr_mult: float = HEAD_LR_MULT) -> ICNet:

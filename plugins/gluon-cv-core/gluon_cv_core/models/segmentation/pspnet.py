@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from gluon_hub import head_argument
+
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import resize_like
+from .base import class_names, resize_like
 from .fcn import HeadedSegModel
 
 __all__ = ["PSPNet", "PyramidPooling", "psp"]
@@ -69,6 +71,7 @@ class PSPNet(HeadedSegModel):
     head_class = _PSPHead
 
 
+@head_argument("classes", count=lambda classes: len(class_names(classes)))
 def psp(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: bool = True,
         pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
         norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> PSPNet:
