@@ -19,7 +19,7 @@ from urllib.request import url2pathname
 
 from ._version import HUB_API_VERSION
 from .errors import IndexFormatError
-from .specs import SPEC_KINDS
+from .specs import SPEC_KINDS, URL_SCHEMES, url_scheme
 
 SCHEMA = "gluon-hub-registry/1"
 FIRST_PARTY = ("gluon-hub", "gluon-cv-core", "gluon-nlp-core", "gluon-contrib")
@@ -268,7 +268,13 @@ def source_folder(distribution: str) -> str:
 def read(location: str | Path | None = None) -> Index:
     """Read an index from a path or an http(s) URL (default: the hub's own copy)."""
     location = str(location) if location is not None else str(PACKAGED_INDEX)
-    if location.lower().startswith(("http://", "https://")):
+    scheme = url_scheme(location)
+    if scheme not in ("", *URL_SCHEMES):
+        raise IndexFormatError(
+            f"registry index {location!r}: scheme {scheme!r} is not supported; the supported "
+            f"schemes are {', '.join(URL_SCHEMES)} (or a plain path)"
+        )
+    if scheme in ("http", "https"):
         # Bounded, cached and offline-safe like every download: see docs/cache.md.
         from ._cache._remote_index import read_remote
 

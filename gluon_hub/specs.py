@@ -92,9 +92,12 @@ class FileRef:
         _freeze(self, "urls")
         for url in self.urls:
             if not isinstance(url, str) or url_scheme(url) not in URL_SCHEMES:
+                found = url_scheme(url) if isinstance(url, str) else ""
+                scheme = f"scheme {found!r}" if found else "no scheme"
                 raise ValueError(
                     f"file {self.hash}: url {url!r} is not an http://, https:// or file:// URL "
-                    "(other schemes are refused, and a bare path belongs in a mirror list)"
+                    f"({scheme}; the supported schemes are {', '.join(URL_SCHEMES)}, and a bare "
+                    "path belongs in a mirror list)"
                 )
 
     @property

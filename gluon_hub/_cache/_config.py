@@ -16,6 +16,9 @@ APP_NAME = "gluon_hub"
 
 #: The public repository GluonCV and GluonNLP published their files to.
 DEFAULT_MIRROR = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+#: Where in that repository GluonCV and GluonNLP put every file: it holds nothing else, so
+#: no other file (a third-party plugin's) is ever asked of it, which would leak the name.
+PUBLIC_PREFIX = "gluon/"
 
 _DEFAULTS: dict[str, float] = {
     "lock_timeout": 600.0,
@@ -25,7 +28,9 @@ _DEFAULTS: dict[str, float] = {
     "max_extract_size": float(16 << 30),
     "max_download_size": float(16 << 30),
     "download_deadline": 3600.0,
-    "max_index_size": float(64 << 20),
+    # registry.json is about 0.65 MB; eight MiB leaves room to grow a dozen-fold while a
+    # wrong URL (a video, a disk image) is cut off after a few MB.
+    "max_index_size": float(8 << 20),
 }
 #: ``prefer_plugins`` is read by the hub (which plugin wins a bare name), not the cache.
 _CONFIG_KEYS = {"home", "shared_caches", "mirrors", "offline", "progress", "prefer_plugins",
@@ -39,6 +44,9 @@ class Settings:
     home: Path
     shared: tuple[Path, ...]
     mirrors: tuple[str, ...]
+    #: The repository of GluonCV's and GluonNLP's files when it is in ``mirrors`` because no
+    #: mirror was configured (then only their files are asked of it); None otherwise.
+    public_mirror: str | None
     offline: bool
     progress: bool | None
     lock_timeout: float
@@ -94,9 +102,9 @@ def check_mirror(base: str) -> str:
     scheme = url_scheme(base)
     if scheme not in ("", *URL_SCHEMES):
         raise ValueError(
-            f"mirror {base!r}: scheme {scheme!r} is not supported; use an http(s):// or "
-            "file:// URL or a plain directory (GLUON_HUB_MIRRORS or 'mirrors' in "
-            f"{config_path()})"
+            f"mirror {base!r}: scheme {scheme!r} is not supported; the supported schemes are "
+            f"{', '.join(URL_SCHEMES)} (or a plain directory); fix GLUON_HUB_MIRRORS or "
+            f"'mirrors' in {config_path()}"
         )
     return base
 
@@ -113,7 +121,9 @@ def settings(root: str | os.PathLike[str] | None = None) -> Settings:
     config = read_config()
     home = root or _env.cache_home() or config.get("home")
     shared = _split(_env.shared_caches() or config.get("shared_caches"), r"[,%s]" % os.pathsep)
-    mirrors = _split(_env.mirrors() or config.get("mirrors"), r"[,\s]+") or [DEFAULT_MIRROR]
+    mirrors = [check_mirror(m) for m in _split(_env.mirrors() or config.get("mirrors"), r"[,\s]+")]
+    public = None if mirrors else DEFAULT_MIRROR
+    mirrors = mirrors or [DEFAULT_MIRROR]
     offline = _env.offline()
     progress = _env.progress()
     numbers = {}
@@ -128,7 +138,8 @@ def settings(root: str | os.PathLike[str] | None = None) -> Settings:
     return Settings(
         home=Path(home).expanduser() if home else default_home(),
         shared=tuple(Path(p).expanduser() for p in shared),
-        mirrors=tuple(check_mirror(m) for m in mirrors),
+        mirrors=tuple(mirrors),
+        public_mirror=public,
         offline=bool(config.get("offline", False)) if offline is None else offline,
         progress=config.get("progress") if progress is None else progress,
         lock_timeout=float(numbers["lock_timeout"]),

@@ -1,6 +1,7 @@
 """Stream one source into a partial file, hashing as the bytes arrive.
 
-HTTP downloads retry with backoff on connection errors, 408, 429 and 5xx, resume with
+HTTP downloads retry with backoff on connection errors (once only when no connection
+could be made at all: refused, unreachable, unknown host), 408, 429 and 5xx, resume with
 ``Range`` + ``If-Range`` when the server supports it and restart cleanly when it does
 not (or when the resource changed). Redirects are followed by hand so that one to a
 scheme other than http(s), or from https down to http, is refused. Proxies and
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Mapping, cast
 from urllib.parse import unquote, urljoin, urlsplit
 
-from ..specs import url_scheme
+from ..specs import URL_SCHEMES, url_scheme
 from ._config import Settings
 from ._errors import DiskFullError
 from ._hashing import Hasher
@@ -49,6 +50,10 @@ MAX_REDIRECTS = 10
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 8.0
 MAX_RETRY_AFTER_S = 30.0
+#: Retries of a source whose connection failed at once (refused, unreachable, unknown
+#: host): a restarting server may refuse for a moment, but an offline machine or a closed
+#: port answers the same every time, so retrying it as often as a timeout only stalls.
+CONNECT_FAILURE_RETRIES = 1
 _DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
@@ -82,7 +87,8 @@ def local_path(source: str) -> Path | None:
             raise SourceFailed(f"file URL with a remote host {parts.netloc!r} is not supported")
         return Path(unquote(parts.path))
     if scheme:
-        raise SourceFailed(f"URL scheme {scheme!r} is not supported (only http, https and file)")
+        raise SourceFailed(f"URL {source!r}: scheme {scheme!r} is not supported; the supported "
+                           f"schemes are {', '.join(URL_SCHEMES)}")
     return Path(source)
 
 
@@ -444,6 +450,22 @@ def _encoding(headers: Mapping[str, str]) -> str | None:
     return value if value not in ("", "identity") else None
 
 
+def _connect_failure(exc: BaseException) -> str | None:
+    """Why no connection could be made at all (refused, unreachable, unknown host); None for
+    other errors (timeouts, dropped connections), which keep the full retry policy."""
+    from urllib3.exceptions import NameResolutionError, NewConnectionError
+
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    if isinstance(reason, NameResolutionError):
+        return "host name not resolved"
+    if isinstance(reason, NewConnectionError):
+        cause = reason.__cause__ or reason.__context__
+        if isinstance(cause, OSError) and cause.errno is not None:
+            return f"cannot connect: {os.strerror(cause.errno).lower()}"
+        return "cannot connect"
+    return None
+
+
 def _transport_errors() -> tuple[type[BaseException], ...]:
     import requests
     import urllib3
@@ -477,6 +499,7 @@ def http_download(
     if not offset:
         sink.restart()
     errors: list[str] = []
+    unreachable = 0  # connection failures in a row
     last_response = None
     encoding = content_type = None
     with _deadline(settings.download_deadline) as deadline, _session() as session:
@@ -500,7 +523,12 @@ def http_download(
                 except retryable as exc:
                     if deadline.passed():
                         raise deadline.failure(sink.size) from None
-                    errors.append(type(exc).__name__)
+                    why = _connect_failure(exc)
+                    unreachable = unreachable + 1 if why else 0
+                    errors.append(why or type(exc).__name__)
+                    if unreachable > CONNECT_FAILURE_RETRIES:
+                        raise SourceFailed(f"gave up after {len(errors)} attempts: {', '.join(errors)}",
+                                           keep_partial=bool(validator)) from None
                     continue
                 with response:
                     status = response.status_code
@@ -594,6 +622,7 @@ def get_bytes(
 
     retryable = _transport_errors()
     errors: list[str] = []
+    unreachable = 0  # connection failures in a row
     last_response = None
     with _deadline(settings.download_deadline) as deadline, _session() as session:
         for attempt in range(settings.retries + 1):
@@ -610,7 +639,11 @@ def get_bytes(
             except retryable as exc:
                 if deadline.passed():
                     raise deadline.failure(0) from None
-                errors.append(type(exc).__name__)
+                why = _connect_failure(exc)
+                unreachable = unreachable + 1 if why else 0
+                errors.append(why or type(exc).__name__)
+                if unreachable > CONNECT_FAILURE_RETRIES:
+                    raise SourceFailed(f"gave up after {len(errors)} attempts: {', '.join(errors)}") from None
                 continue
             with response:
                 if response.status_code in RETRY_STATUS:

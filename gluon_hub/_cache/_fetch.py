@@ -10,7 +10,7 @@ from pathlib import Path
 from ..specs import FileRef
 from . import _store
 from ._archive import extract_member
-from ._config import Settings, settings as read_settings
+from ._config import PUBLIC_PREFIX, Settings, settings as read_settings
 from ._download import Result, SourceFailed, copy_local, encoded_note, http_download, local_path
 from ._errors import (
     Attempt,
@@ -51,10 +51,17 @@ def find_cached(ref: FileRef, cfg: Settings) -> Path | None:
 
 
 def sources(ref: FileRef, cfg: Settings) -> list[str]:
-    """Every place to try, in order: each mirror with ``filename``, then ``urls``."""
+    """Every place to try, in order: each mirror with ``filename``, then ``urls``.
+
+    The public repository (the mirror when none is configured) holds only GluonCV's and
+    GluonNLP's files, all under ``gluon/``; any other file is never asked of it, so a
+    plugin's file names do not leak there and an offline first use does not wait on it.
+    """
     found = []
     if ref.filename:
         for base in cfg.mirrors:
+            if base == cfg.public_mirror and not ref.filename.startswith(PUBLIC_PREFIX):
+                continue
             if local_path(base) is None:
                 found.append(base.rstrip("/") + "/" + ref.filename)
             else:
@@ -136,16 +143,33 @@ def _what_came_back(result: Result, part: Path) -> str:
     return "; ".join(notes)
 
 
+#: A published zip may be at most ARCHIVE_FACTOR times its member's size plus ARCHIVE_SLACK.
+#: Deflate never grows data by more than about 0.03 % (stored blocks), a stored member is its
+#: own size, and zip headers add some hundred bytes per member, so a zip of its one member
+#: stays below 1x + a few KiB; 2x + 1 MiB leaves room for a few small extra members (a
+#: README, a licence) while a server sending gigabytes for a 100 MB file is cut off early.
+ARCHIVE_FACTOR = 2
+ARCHIVE_SLACK = 1 << 20
+
+
+def archive_limit(member_size: int) -> int:
+    """The most bytes a zip whose member has ``member_size`` bytes may take to download."""
+    return ARCHIVE_FACTOR * member_size + ARCHIVE_SLACK
+
+
 def _from_source(source: str, ref: FileRef, entry: Path, cfg: Settings, progress: Progress) -> Path:
     """Deliver ``ref`` from one source into the cache, or raise SourceFailed."""
     archive = ref.extract is not None
     name = _store.download_name(ref)
     check = ref.archive_hash if archive else ref.hash
     algorithm = check.split(":", 1)[0] if check else "sha256"
-    # A zip's own size is never in the spec (``size`` is the member's), so zips and files
-    # of unknown size are bounded by the configured cap.
     if ref.size is not None and not archive:
         limit, note = ref.size, " (the size the spec declares)"
+    elif ref.size is not None and archive_limit(ref.size) < cfg.max_download_size:
+        limit, note = archive_limit(ref.size), (
+            f" (at most {ARCHIVE_FACTOR} x the {ref.size} bytes the spec declares for member "
+            f"{ref.extract!r} + {ARCHIVE_SLACK >> 20} MiB: a zip holds its member compressed "
+            "or stored, plus headers of a few hundred bytes)")
     else:
         limit, note = cfg.max_download_size, " (GLUON_HUB_MAX_DOWNLOAD_SIZE)"
     part = _store.claim_partial(entry, name)
@@ -223,6 +247,11 @@ def fetch(ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bo
     if cfg.offline and not todo:
         raise OfflineMissError(label(ref), [], "GLUON_HUB_OFFLINE=1 forbids downloading it; "
                                + _prefetch_hint(ref))
+    if not todo:  # only a plugin's file named by filename alone, with no mirror configured
+        raise DownloadError(label(ref), [], (
+            f"{ref.filename} is not one of GluonCV's or GluonNLP's files (under "
+            f"{PUBLIC_PREFIX}), the only ones the public repository {cfg.public_mirror} "
+            "holds; list the mirror of the plugin that provides it in GLUON_HUB_MIRRORS"))
     entry = _store.entry_dir(cfg.home, ref.hash)
     _prepare(entry)
     with _store.locked(entry, cfg.lock_timeout):

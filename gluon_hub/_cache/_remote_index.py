@@ -5,6 +5,10 @@ deadline) and capped at ``max_index_size`` bytes. A copy that parsed is kept und
 ``<cache home>/index/`` with its ``ETag``/``Last-Modified``, so that later reads ask the
 server whether it changed, offline mode reads the copy without any connection, and a
 server that is down does not take the hints and search with it.
+
+A process fetches each index URL at most once: the text it read is kept in memory, so
+that a new hub (``reset_hub``), ``set_index`` and the CLI's several reads cost no request.
+``forget()`` drops it, for a process that wants a newer index.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import contextlib
 import json
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Mapping, TypeVar
@@ -26,6 +31,16 @@ from ._store import new_temp
 log = logging.getLogger("gluon_hub.cache")
 
 T = TypeVar("T")
+
+#: URL -> the index text this process read (fetched, or the kept copy), parsed once already.
+_READ: dict[str, str] = {}
+_READ_LOCK = threading.Lock()
+
+
+def forget() -> None:
+    """Drop the indexes read in this process, so that the next read asks the server again."""
+    with _READ_LOCK:
+        _READ.clear()
 
 
 def _copy_paths(home: Path, url: str) -> tuple[Path, Path]:
@@ -68,7 +83,20 @@ def _keep_copy(text_path: Path, meta_path: Path, url: str, text: str, headers: M
 
 
 def read_remote(url: str, parse: Callable[[str, str], T]) -> T:
-    """``parse(text, url)`` of the index at ``url``, fetched or from the kept copy."""
+    """``parse(text, url)`` of the index at ``url``: read before in this process, else
+    fetched, else from the kept copy."""
+    with _READ_LOCK:
+        text = _READ.get(url)
+    if text is not None:
+        return parse(text, url)
+    index, text = _fetch_remote(url, parse)
+    with _READ_LOCK:
+        _READ[url] = text
+    return index
+
+
+def _fetch_remote(url: str, parse: Callable[[str, str], T]) -> tuple[T, str]:
+    """The parsed index and its text, fetched or from the kept copy."""
     cfg = settings()
     text_path, meta_path = _copy_paths(cfg.home, url)
     copy = _read_copy(text_path, meta_path, url)
@@ -78,7 +106,7 @@ def read_remote(url: str, parse: Callable[[str, str], T]) -> T:
                 f"registry index {url} has not been fetched yet and GLUON_HUB_OFFLINE=1 forbids "
                 "fetching it; read it once online, or point GLUON_HUB_INDEX at a local copy"
             )
-        return parse(copy[0], url)
+        return parse(copy[0], url), copy[0]
     headers: dict[str, str] = {}
     if copy is not None:
         if copy[1].get("etag"):
@@ -89,7 +117,7 @@ def read_remote(url: str, parse: Callable[[str, str], T]) -> T:
         status, answer, body = get_bytes(url, cfg, cfg.max_index_size,
                                          " (GLUON_HUB_MAX_INDEX_SIZE)", headers)
         if status == 304 and copy is not None:
-            return parse(copy[0], url)
+            return parse(copy[0], url), copy[0]
         if status != 200:
             raise SourceFailed(f"HTTP {status}")
     except SourceFailed as exc:
@@ -98,11 +126,11 @@ def read_remote(url: str, parse: Callable[[str, str], T]) -> T:
         fetched = time.strftime("%Y-%m-%d %H:%M", time.localtime(copy[1].get("fetched_at", 0)))
         log.warning("could not fetch registry index %s (%s); using the copy fetched %s",
                     url, exc, fetched)
-        return parse(copy[0], url)
+        return parse(copy[0], url), copy[0]
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IndexFormatError(f"registry index {url} is not UTF-8 text: {exc}") from None
     index = parse(text, url)  # an index that does not parse never replaces a good copy
     _keep_copy(text_path, meta_path, url, text, answer)
-    return index
+    return index, text

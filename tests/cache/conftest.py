@@ -13,6 +13,7 @@ if str(HERE) not in sys.path:
 
 import gluon_hub  # noqa: E402
 from cachetestlib import Server  # noqa: E402
+from gluon_hub._cache import _remote_index  # noqa: E402
 
 
 @pytest.fixture
@@ -37,5 +38,6 @@ def cache_env(tmp_path, monkeypatch):
     monkeypatch.setenv("GLUON_HUB_RETRIES", "2")
     monkeypatch.setenv("GLUON_HUB_LOCK_TIMEOUT", "20")
     gluon_hub.reset_hub(autoload=False)
+    _remote_index.forget()  # each test is a new process to the index it serves
     yield tmp_path / "home"
     gluon_hub.reset_hub()

@@ -11,6 +11,7 @@ import pytest
 
 from cachetestlib import run_python
 from gluon_hub import IndexFormatError, _index
+from gluon_hub._cache import _remote_index
 
 INDEX = _index.PACKAGED_INDEX.read_bytes()
 BIG = 32 << 20
@@ -31,6 +32,7 @@ def copies(home):
 def test_the_index_is_kept_and_asked_again_only_whether_it_changed(server, cache_env, index_url):
     first = _index.read(index_url)
     assert len(copies(cache_env)) == 2  # the text and its validators
+    _remote_index.forget()  # as a new process would
     second = _index.read(index_url)
     assert second.data == first.data
     assert [(r.status, r.body) for r in server.requests()] == [(200, len(INDEX)), (304, 0)]
@@ -39,6 +41,7 @@ def test_the_index_is_kept_and_asked_again_only_whether_it_changed(server, cache
 
 def test_offline_reads_the_kept_copy_without_connecting(server, cache_env, index_url, monkeypatch):
     _index.read(index_url)
+    _remote_index.forget()
     before = server.connections
     monkeypatch.setenv("GLUON_HUB_OFFLINE", "1")
     assert _index.read(index_url).lookup("models", "alexnet") is not None
@@ -56,6 +59,7 @@ def test_offline_without_a_copy_is_a_clear_error_and_connects_nowhere(server, ca
 def test_a_server_that_is_down_leaves_the_kept_copy_in_use(server, cache_env, index_url,
                                                            monkeypatch, caplog):
     _index.read(index_url)
+    _remote_index.forget()
     monkeypatch.setenv("GLUON_HUB_RETRIES", "0")
     server.files["/registry.json"].plan = ["status:503"]
     with caplog.at_level(logging.WARNING, logger="gluon_hub.cache"):
@@ -66,6 +70,7 @@ def test_a_server_that_is_down_leaves_the_kept_copy_in_use(server, cache_env, in
 def test_an_index_that_does_not_parse_never_replaces_the_kept_copy(server, cache_env, index_url,
                                                                    monkeypatch):
     _index.read(index_url)
+    _remote_index.forget()
     server.files["/registry.json"].data = b'{"schema": "other/9"}'
     with pytest.raises(IndexFormatError, match="schema"):
         _index.read(index_url)
