@@ -35,7 +35,9 @@
 ``GLUON_HUB_DOWNLOAD_DEADLINE``        Seconds one download from one source may take in
                                        all, retries included (default 3600).
 ``GLUON_HUB_MAX_INDEX_SIZE``           Largest registry index read, in bytes (default
-                                       64 MiB).
+                                       8 MiB).
+``GLUON_HUB_MAX_SYMBOL_SIZE``          Largest symbol JSON read from a user (``deploy
+                                       --symbol``), in bytes (default 64 MiB).
 =====================================  ==================================================
 
 The cache's variables are explained with it in ``docs/cache.md``; each also has a key
@@ -135,6 +137,10 @@ def cache_numbers() -> dict[str, float | None]:
         "download_deadline": number("GLUON_HUB_DOWNLOAD_DEADLINE"),
         "max_index_size": number("GLUON_HUB_MAX_INDEX_SIZE"),
     }
+
+
+def max_symbol_size() -> float | None:
+    return number("GLUON_HUB_MAX_SYMBOL_SIZE")
 
 
 def progress() -> bool | None:

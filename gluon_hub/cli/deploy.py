@@ -18,13 +18,18 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "'DIR/build.sh && DIR/run INPUT' prints the outputs as JSON; INPUT is an image or a "
         "raw little-endian float32 tensor (.f32). See docs/deploy.md.",
     )
-    p.add_argument("name", metavar="NAME", help="the model to deploy")
+    p.add_argument("name", metavar="NAME", nargs="?",
+                   help="the model to deploy (or give an exported graph with --symbol)")
     p.add_argument("--lang", required=True, choices=LANGUAGES, help="the project's language")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="DIR", help="the project folder")
     weights = p.add_mutually_exclusive_group()
     weights.add_argument("--pretrained", nargs="?", const=_PRETRAINED_DEFAULT, metavar="TAG",
                          help="published weights (the default ones, or the tag's) through the cache")
-    weights.add_argument("--params", type=Path, metavar="FILE", help="a .params file (net.save_parameters)")
+    weights.add_argument("--params", type=Path, metavar="FILE",
+                         help="a .params file (net.save_parameters; with --symbol, the exported one)")
+    p.add_argument("--symbol", type=Path, metavar="FILE",
+                   help="deploy an exported graph (NAME-symbol.json, with its --params and --shape) "
+                   "instead of a named model; operators MXNet does not register, and Custom, are refused")
     p.add_argument("--shape", action="append", metavar="D0,D1,...",
                    help="an input's shape with the batch axis, once per input in order "
                    "(default: batch 1 of the spec's shapes)")
@@ -45,8 +50,21 @@ def _deploy(args: argparse.Namespace) -> int:
     if args.pretrained is not None:
         pretrained = True if args.pretrained == _PRETRAINED_DEFAULT else args.pretrained
     shapes = [_shape(s) for s in args.shape] if args.shape else None
-    folder = deploy(args.name, args.output, args.lang, pretrained=pretrained, params=args.params,
-                    input_shape=shapes[0] if shapes and len(shapes) == 1 else shapes)
+    shape = shapes[0] if shapes and len(shapes) == 1 else shapes
+    if args.symbol is not None:
+        if args.name is not None or args.pretrained is not None:
+            raise ValueError("--symbol deploys an exported graph: give it no NAME and no --pretrained")
+        if args.params is None or shapes is None:
+            raise ValueError("--symbol needs the graph's --params FILE and one --shape D0,D1,... per input")
+        from .._symbol_check import import_symbol_block
+
+        folder = deploy(import_symbol_block(args.symbol, args.params), args.output, args.lang,
+                        input_shape=shape)
+    elif args.name is None:
+        raise ValueError("give the NAME of a model to deploy, or an exported graph with --symbol FILE")
+    else:
+        folder = deploy(args.name, args.output, args.lang, pretrained=pretrained, params=args.params,
+                        input_shape=shape)
     print(folder)
     print(f"build and run it: {folder}/build.sh && {folder}/run INPUT", flush=True)
     return 0

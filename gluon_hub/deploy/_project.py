@@ -160,6 +160,9 @@ def _build(model: Any, pretrained: bool | str, params: Any, input_shape: Any,
         path = Path(params).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"params file {str(path)!r} does not exist")
+        from .._cache._paramsfile import check_params_file
+
+        check_params_file(path)  # a crafted header must not reach MXNet's loader
         try:
             net.load_parameters(str(path))
         except (AssertionError, ValueError, RuntimeError) as exc:  # mxnet reports mismatches with assert
