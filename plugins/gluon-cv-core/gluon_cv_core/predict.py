@@ -58,7 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     weights.add_argument("--random-weights", action="store_true",
                          help="run the randomly initialised network (to try the command; the "
                          "labels are then meaningless)")
-    parser.add_argument("--classes", type=int, help="number of classes of a --params file trained with other classes")
+    names = parser.add_mutually_exclusive_group()
+    names.add_argument("--classes", type=_class_names, metavar="A,B,C",
+                       help="the class names of a --params file trained on other classes, in label order "
+                       "(comma-separated; a bare number N prints 'class 0' ... 'class N-1')")
+    names.add_argument("--classes-file", metavar="FILE",
+                       help="the same as --classes, one name a line (the labels.txt the training script writes)")
     parser.add_argument("--batch-size", type=int, default=32, help="images per forward pass (default 32)")
     parser.add_argument("--ctx", default="cpu", help="device, for example cpu or gpu0 (default cpu)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per image")
@@ -82,6 +87,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _class_names(value: str) -> list[str] | int:
+    """``--classes``: comma-separated names, or a count for files trained without names."""
+    if value.strip().isdigit():
+        return int(value)
+    names = [name.strip() for name in value.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty class name in {value!r}; give names as a,b,c")
+    return names
+
+
+def _read_classes(path: str) -> list[str]:
+    """``--classes-file``: one class name a line, blank lines skipped."""
+    with open(path, encoding="utf-8") as file:
+        names = [line.strip() for line in file if line.strip()]
+    if not names:
+        raise ValueError(f"--classes-file {path} names no classes; write one class name a line")
+    return names
+
+
 def predict(
     model: str,
     images: Sequence[str],
@@ -90,12 +114,13 @@ def predict(
     params: str | None = None,
     batch_size: int = 32,
     ctx: Any = None,
-    classes: int | None = None,
+    classes: int | Sequence[str] | None = None,
     download: bool = True,
 ) -> list[list[tuple[str, float]]]:
     """The ``topk`` (label, probability) pairs of each image, best first.
 
-    Labels are the spec's class names, or ``class <i>`` when the model has other classes.
+    Labels are ``classes`` where they are names, else the spec's class names, or ``class <i>``
+    when the model has another number of classes (``classes`` as a count).
     ``pretrained=False`` (and no ``params``) runs the randomly initialised network;
     ``download=False`` takes published weights only from the cache or a local mirror.
     """
@@ -109,11 +134,12 @@ def predict(
         raise ValueError("--topk and --batch-size must be at least 1")
     spec = gluon_hub.info(model)
     ctx = ctx or mx.cpu()
-    kwargs = {"classes": classes} if classes else {}
+    count = classes if isinstance(classes, int) or classes is None else len(classes)
+    kwargs = {"classes": count} if count else {}
     net = _network(spec, pretrained, params, ctx, kwargs, download)
     net.hybridize(static_alloc=True, static_shape=True)
     transform = eval_transform(spec)
-    labels: list[str] | None = None
+    labels: list[str] | None = None if classes is None or isinstance(classes, int) else list(classes)
     results: list[list[tuple[str, float]]] = []
     for start in range(0, len(images), batch_size):
         chunk = images[start : start + batch_size]
@@ -130,11 +156,20 @@ def _network(spec: Any, pretrained: bool | str, params: str | None, ctx: Any, kw
              download: bool) -> Any:
     """The model with the weights asked for (see :func:`predict`), not yet hybridized."""
     import gluon_hub
+    from gluon_hub.compat import mx
 
     if params is not None or pretrained is False:
         net = gluon_hub.load(spec.qualified_name, pretrained=False, ctx=ctx, **kwargs)  # initialised at random
         if params is not None:
-            net.load_parameters(params, ctx=ctx)
+            try:
+                net.load_parameters(params, ctx=ctx)
+            except (AssertionError, ValueError, mx.base.MXNetError) as exc:  # MXNet's words for a misfit
+                detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+                count = f" with {kwargs['classes']} classes" if "classes" in kwargs else ""
+                raise ValueError(
+                    f"--params {params} does not fit {spec.qualified_name!r}{count} ({detail}); a file "
+                    "trained on your own classes needs their names, in label order: pass --classes "
+                    "a,b,c or --classes-file labels.txt (the file the training script writes)") from None
         return net
     if not spec.pretrained:
         raise ValueError(f"model {spec.qualified_name!r} has no published weights; pass --params FILE "
@@ -159,7 +194,7 @@ def print_each_image(args: argparse.Namespace, spec: Any, pretrained: bool | str
 
     if args.out and len(args.images) != 1:
         raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
-    if args.classes:
+    if args.classes or args.classes_file:
         raise ValueError(f"--classes is for classifiers; {what}'s --params file must have its classes")
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
@@ -202,7 +237,7 @@ def _run_onnx(args: argparse.Namespace, spec: Any) -> list[list[tuple[str, float
                          "gluon_hub.export(MODEL, FILE, format=\"onnx\")")
     mxnet_only = [flag for flag, used in (("--pretrained/--tag", args.pretrained is not None),
                                           ("--params", args.params), ("--random-weights", args.random_weights),
-                                          ("--classes", args.classes), ("--out", args.out),
+                                          ("--classes", args.classes or args.classes_file), ("--out", args.out),
                                           ("--ctx", args.ctx != "cpu")) if used]
     if mxnet_only:
         raise ValueError(f"{', '.join(mxnet_only)} apply to the MXNet runtime; with --runtime onnx the "
@@ -264,7 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if spec.task in _TASK_MODULES:
         run = importlib.import_module(f".{_TASK_MODULES[spec.task]}", __package__).run
         return run(args, spec, pretrained, ctx)
+    classes = _read_classes(args.classes_file) if args.classes_file else args.classes
     results = predict(args.model, args.images, args.topk, pretrained, args.params, args.batch_size, ctx,
-                      args.classes, download=args.pretrained is not None)
+                      classes, download=args.pretrained is not None)
     _print_top(args, results)
     return 0

@@ -14,6 +14,9 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import textwrap
 import types
 import zipfile
@@ -119,7 +122,8 @@ def _assert_all_but(net, saved, left_out):
 CASES = [
     ("mobilenet0.25", "classes", 2, {"output.weight", "output.bias"}, None),
     ("fastscnn_citys", "classes", ["road", "sky", "person"],
-     {"classifier.conv.weight", "classifier.conv.bias", "auxlayer.block.4.weight", "auxlayer.block.4.bias"}, (3, 64, 64)),
+     {"classifier.conv.weight", "classifier.conv.bias", "auxlayer.block.4.weight", "auxlayer.block.4.bias"},
+     (3, 64, 64)),
     ("inceptionv1_kinetics400", "nclass", 5, {"output.weight", "output.bias"}, None),
     ("mobile_pose_mobilenet1.0", "num_joints", 4, {"upsampling.4.weight"}, None),
 ]
@@ -182,3 +186,54 @@ def test_a_detector_keeps_the_rows_of_classes_that_keep_their_name(mirror):
             assert not np.array_equal(new[2::new_n], old[voc.index("cat") + 1::old_n])
     boxes = net(mx.nd.zeros((1, 3, 512, 512)))
     assert boxes[0].shape[-1] == 1
+
+
+def _folder(root: Path) -> Path:
+    """Two colour classes (``blue``, ``red``), 4 training and 2 validation images each."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for segment, count in (("train", 4), ("val", 2)):
+        for name, colour in (("blue", (40, 40, 200)), ("red", (200, 40, 40))):
+            (root / segment / name).mkdir(parents=True)
+            for i in range(count):
+                pixels = np.clip(np.array(colour) + rng.normal(0, 30, (32, 32, 3)), 0, 255).astype(np.uint8)
+                Image.fromarray(pixels).save(root / segment / name / f"{i}.png")
+    return root
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_train_pretrained_on_two_classes_then_predict_their_names(mirror, tmp_path):
+    """The training script starts from the published file with a new 2-class head (real process,
+    loopback mirror), writes labels.txt, and ``gluon-hub predict --params`` prints those names."""
+    spec, saved = publish_random("cifar_resnet20_v1", mirror)  # a 10-class file
+    install_plugin(tmp_path / "site", [spec])
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "OMP_NUM_THREADS": "1"}
+    data, out = _folder(tmp_path / "colours"), tmp_path / "out"
+    train = _run(["-m", "gluon_cv_core.scripts.train", "--model", "published/cifar_resnet20_v1", "--pretrained",
+                  "--classes", "2", "--data-dir", str(data), "--batch-size", "4", "-j", "0", "--num-epochs", "1",
+                  "--lr", "1e-9", "--log-interval", "0", "--save-dir", str(out)], env)
+    assert train.returncode == 0, train.stderr
+    assert "NewHeadWarning" in train.stderr and "output.weight" in train.stderr
+    assert (out / "labels.txt").read_text() == "blue\nred\n"
+    trained = {k: v.asnumpy() for k, v in mx.nd.load(str(out / "cifar_resnet20_v1-0001.params")).items()}
+    assert trained["output.weight"].shape[0] == 2 and saved["output.weight"].shape[0] == 10
+    convs = [k for k in saved if k.endswith("conv.weight") or ("body" in k and k.endswith("weight"))]
+    assert convs
+    for key in convs:  # lr 1e-9: the trained network still holds the published values
+        np.testing.assert_allclose(trained[key], saved[key], rtol=1e-4, atol=1e-6, err_msg=key)
+
+    image = str(next((data / "val" / "red").iterdir()))
+    params = str(out / "cifar_resnet20_v1-0001.params")
+    for names in (["--classes-file", str(out / "labels.txt")], ["--classes", "blue,red"]):
+        shown = _run(["-m", "gluon_hub", "predict", "published/cifar_resnet20_v1", image, "--params", params,
+                      *names, "--json"], env)
+        assert shown.returncode == 0, shown.stderr
+        assert sorted(t["label"] for t in json.loads(shown.stdout)["top"]) == ["blue", "red"]
+    forgot = _run(["-m", "gluon_hub", "predict", "published/cifar_resnet20_v1", image, "--params", params], env)
+    assert forgot.returncode == 1 and not forgot.stdout
+    assert "pass --classes a,b,c or --classes-file labels.txt" in forgot.stderr, forgot.stderr
+    assert "bug" not in forgot.stderr and "Traceback" not in forgot.stderr

@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--kvstore", default="device",
                         help="gradient aggregation: device, local, or dist_sync / dist_device_sync / dist_async "
                              "under MXNet's launcher")
-    parser.add_argument("--save-dir", help="write {model}-{epoch:04d}.params here")
+    parser.add_argument("--save-dir", help="write {model}-{epoch:04d}.params (the bare model name) and "
+                        "labels.txt (a --data-dir's class names, for predict --classes-file) here")
     parser.add_argument("--save-frequency", type=int, default=10, help="save every N epochs (and the last)")
     parser.add_argument("--log-interval", type=int, default=50, help="log every N steps (0: per epoch only)")
     parser.add_argument("--seed", type=int, default=0)
@@ -122,7 +123,12 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
     spec = gluon_hub.info(args.model)
     kwargs = {"classes": args.classes} if args.classes else {}
 
-    train_data = load_split(args, "train").transform_first(train_transform(spec))
+    train_split = load_split(args, "train")
+    if args.save_dir and getattr(train_split, "classes", None):  # a folder's names, for predict --classes-file
+        Path(args.save_dir).mkdir(parents=True, exist_ok=True)
+        (Path(args.save_dir) / "labels.txt").write_text("".join(f"{c}\n" for c in train_split.classes),
+                                                        encoding="utf-8")
+    train_data = train_split.transform_first(train_transform(spec))
     val_data = load_split(args, "val").transform_first(eval_transform(spec))
     sampler = SplitSampler(len(train_data), kv.num_workers, kv.rank, even_size=True)
     global_batch = args.batch_size * len(ctx)
@@ -198,7 +204,8 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
         last = epoch + 1 == args.num_epochs
         if args.save_dir and kv.rank == 0 and ((epoch + 1) % args.save_frequency == 0 or last):
             Path(args.save_dir).mkdir(parents=True, exist_ok=True)
-            net.save_parameters(str(Path(args.save_dir) / f"{args.model}-{epoch + 1:04d}.params"))
+            # the bare name: a qualified "plugin/name" would name a folder
+            net.save_parameters(str(Path(args.save_dir) / f"{spec.name}-{epoch + 1:04d}.params"))
     return history
 
 
