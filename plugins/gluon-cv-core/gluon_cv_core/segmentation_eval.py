@@ -55,7 +55,7 @@ def main_prediction(net: Any, fixed_shape: bool = True) -> Callable[[Any], Any]:
     plain = lambda x: first_output(net(x))  # noqa: E731
     if not isinstance(net, mx.gluon.HybridBlock) or getattr(net, "_backend", None):
         return plain
-    data = mx.sym.var("data")
+    data = mx.sym.var("data", dtype="float32")  # typed: SymbolBlock infers its parameters' types from it
     try:
         outputs = net(data)
     except Exception:  # noqa: BLE001 (a forward that needs concrete arrays: it runs as it is)

@@ -101,7 +101,7 @@ def expand_features(net: Any, taps: Sequence[str], num_filters: Sequence[int], *
     params = gluoncv_names(net)
     shared = _shared(params)
     with mx.name.NameManager():  # layer names independent of any enclosing name scope
-        data = mx.sym.var("data")
+        data = mx.sym.var("data", dtype="float32")  # typed: SymbolBlock infers its parameters' types from it
         outputs = tapped_outputs(net, data, taps)
         y = outputs[-1]
         for i, filters in enumerate(num_filters):

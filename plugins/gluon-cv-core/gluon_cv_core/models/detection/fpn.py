@@ -57,7 +57,7 @@ def fpn_features(net: Any, taps: Sequence[str], num_filters: int = 256, no_bias:
                                   stride=(stride, stride), no_bias=no_bias, name=name)
 
     with mx.name.NameManager():  # layer names independent of any enclosing name scope
-        data = mx.sym.var("data")
+        data = mx.sym.var("data", dtype="float32")  # typed: SymbolBlock infers its parameters' types from it
         outputs = tapped_outputs(net, data, taps)
         levels = []
         y = None
