@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import HybridBlock, nn
@@ -232,6 +233,7 @@ class I3DInception(ClipClassifier):
         return self.features(x)
 
 
+@head_argument("nclass")
 def i3d_inception(version: int = 1, nclass: int = 400, pretrained_base: bool | str = False,
                   use_tsn: bool = False, **options: Any) -> I3DInception:
     """I3D Inception V1 or V3.

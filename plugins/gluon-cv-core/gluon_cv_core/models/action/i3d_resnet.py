@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
+
 from .._common import HybridBlock, make_norm, nn
 from ..norm import BatchNorm3D
 from .kinetics_start import start_from_kinetics
@@ -223,6 +225,7 @@ def inflate_base(net: I3DResNet, resnet: Any) -> I3DResNet:
     return net
 
 
+@head_argument("nclass")
 def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pretrained_base: bool | str = False,
                use_kinetics_pretrain: bool = False, use_tsn: bool = False, **options: Any) -> I3DResNet:
     """I3D on ResNet-``depth`` V1, with 0, 5 or 10 non-local blocks placed as GluonCV places them.
@@ -259,6 +262,7 @@ def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pre
     return net
 
 
+@head_argument("nclass")
 def i3d_slow_resnet(depth: int = 101, nclass: int = 700, pretrained_base: bool | str = False,
                     use_tsn: bool = False, **options: Any) -> I3DResNet:
     """The Slow pathway of SlowFast as a network of its own (GluonCV's ``i3d_slow_*``): no

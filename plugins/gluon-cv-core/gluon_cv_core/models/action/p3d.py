@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import HybridBlock, make_norm, nn
@@ -158,6 +159,7 @@ class P3D(HybridBlock):
         return self.fc(self.dropout(x))
 
 
+@head_argument("nclass")
 def p3d(depth: int = 50, nclass: int = 400, num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False,
         dropout_ratio: float = 0.5, init_std: float = 0.001, norm_layer: Callable[..., HybridBlock] = BatchNorm3D,
         norm_kwargs: dict | None = None, partial_bn: bool = False, pretrained_base: bool | str = False) -> P3D:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import HybridBlock, make_norm, nn
@@ -191,6 +192,7 @@ class SlowFast(HybridBlock):
         return self.fc(self.dp(x))
 
 
+@head_argument("nclass")
 def slowfast(depth: int = 50, slow_frames: int = 4, fast_frames: int = 32, alpha: int = 8,
              fusion_kernel_size: int = 5, temporal_kernel_blocks: int | None = None,
              slow_temporal_stride: int = 16, fast_temporal_stride: int = 2, nclass: int = 400,

@@ -17,6 +17,8 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Sequence
 
+from gluon_hub import head_argument
+
 from .._common import BatchNorm, HybridBlock, mx, nn
 from .kinetics_start import start_from_kinetics
 
@@ -98,6 +100,7 @@ def _set_dropout(block: HybridBlock, rate: float) -> None:
     block.apply(visit)
 
 
+@head_argument("nclass")
 def tsn(backbone: str, nclass: int, dropout_ratio: float = 0.5, init_std: float = 0.01, num_segments: int = 1,
         num_crop: int = 1, partial_bn: bool | None = None, feat_ext: bool = False,
         pretrained_base: bool | str = False, use_kinetics_pretrain: bool = False, tsn: bool = False,
