@@ -130,7 +130,10 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     try:
         import onnx  # noqa: F401  (mxnet.onnx needs it; fail with the fix, not deep inside)
     except ImportError:
-        raise ImportError("ONNX export needs onnx: pip install \"gluon-hub[onnx]\"") from None
+        from ._index import extra_command
+
+        raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub', 'onnx')} (the "
+                          "[onnx] extra of gluon-hub)") from None
     mx.onnx.export_model(
         f"{prefix}-symbol.json",
         f"{prefix}-0000.params",

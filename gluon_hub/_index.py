@@ -240,7 +240,8 @@ def install_command(
     The first-party plugins are not on a package index, so for them this names a wheel
     built by ``scripts/build-wheels.sh`` (beside the wheel the hub was installed from, or
     in the checkout's ``dist/``), else the plugin's folder in the hub's checkout; other
-    distributions install from the user's package index. ``checkouts`` and
+    distributions install from the user's package index. Never ``pip install`` of a
+    first-party name, which would send pip to an index that does not have it. ``checkouts`` and
     ``wheel_folders`` default to where this hub came from.
     """
     if distribution not in FIRST_PARTY:
@@ -257,7 +258,40 @@ def install_command(
     for checkout in checkouts:
         if (checkout / source / "pyproject.toml").is_file():
             return f"pip install {shlex.quote(str(checkout / source))}"
-    return f"pip install {distribution}"
+    # no checkout or wheel known here: the command to run in one (a shell comment says so)
+    folder = "." if source == "." else f"./{source}"
+    return (f"pip install {folder}  # in a gluon_hub checkout, or a wheel that "
+            f"scripts/build-wheels.sh builds there: {distribution} is not on a package index")
+
+
+def extra_command(distribution: str, extra: str) -> str:
+    """The ``pip install`` of what ``distribution``'s ``extra`` adds, for this Python.
+
+    Our distributions are not on a package index, so ``pip install "gluon-hub[onnx]"`` would
+    send pip looking for one; the extra's own requirements are all on the user's index.
+    They are read from the installed metadata, so the hint never drifts from the pins; a
+    first-party requirement gets :func:`install_command`'s wheel or checkout folder.
+    """
+    from packaging.requirements import Requirement
+
+    try:
+        requires = metadata.requires(distribution) or []
+    except metadata.PackageNotFoundError:
+        requires = []
+    wanted = []
+    for line in requires:
+        requirement = Requirement(line)
+        if requirement.marker is not None and requirement.marker.evaluate({"extra": extra}) \
+                and not requirement.marker.evaluate({"extra": ""}):
+            requirement.marker = None
+            if requirement.name in FIRST_PARTY:
+                command = install_command(requirement.name).partition("  #")[0]
+                wanted.append(command.removeprefix("pip install "))
+            else:
+                wanted.append(shlex.quote(str(requirement)))
+    if not wanted:
+        return f"install the [{extra}] extra of {distribution} (pip install '.[{extra}]' in its folder)"
+    return f"pip install {' '.join(wanted)}"
 
 
 def source_folder(distribution: str) -> str:

@@ -1,7 +1,7 @@
 """Import MXNet, checked, on a modern numpy.
 
-gluon-hub does not install MXNet itself: the CPU build comes with ``pip install
-"gluon-hub[mxnet]"``, and a CUDA build (``mxnet-cu112`` ...) provides the same ``mxnet``
+gluon-hub does not install MXNet itself: the CPU build comes with its ``[mxnet]`` extra
+(``pip install mxnet==1.9.1``), and a CUDA build (``mxnet-cu112`` ...) provides the same ``mxnet``
 module. Importing this module checks that some MXNet >= 1.9.1 is importable and says
 what to install when it is not. Model modules import MXNet through here::
 
@@ -20,7 +20,7 @@ from ._numpy_aliases import restore_numpy_aliases
 MIN_MXNET = "1.9.1"
 
 _INSTALL = (
-    'install the CPU build with pip install "gluon-hub[mxnet]" (the distribution mxnet), '
+    'install the CPU build with pip install "mxnet==1.9.1" (what the [mxnet] extra of gluon-hub adds), '
     "or a CUDA build that matches your CUDA, such as pip install mxnet-cu112==1.9.1 "
     "(mxnet-cu110, mxnet-cu112 ...; the GPU builds provide the same mxnet module)"
 )

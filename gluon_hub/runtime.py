@@ -1,7 +1,7 @@
 """Running an exported classifier with ONNX Runtime, where MXNet is not installed.
 
 A model written by ``gluon_hub.export(name, "model.onnx", format="onnx")`` runs here with
-onnxruntime, numpy and Pillow only (``pip install "gluon-hub[onnxruntime]"``); this module
+onnxruntime, numpy and Pillow only (``pip install onnxruntime Pillow``); this module
 never imports MXNet. The model's name gives its spec, and so the preprocessing it was
 trained with and its class names; the spec is read from the plugin's registration, which
 imports no model code either.
@@ -26,7 +26,7 @@ from .specs import InputSpec, ModelSpec
 
 __all__ = ["Geometry", "OnnxClassifier", "geometry", "load_onnx", "preprocess", "read_image"]
 
-_INSTALL = 'pip install "gluon-hub[onnxruntime]"'
+_INSTALL = "pip install onnxruntime Pillow (the [onnxruntime] extra of gluon-hub)"
 
 
 @dataclass(frozen=True)

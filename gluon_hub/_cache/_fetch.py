@@ -73,26 +73,45 @@ def sources(ref: FileRef, cfg: Settings) -> list[str]:
 
 
 def _prefetch_hint(ref: FileRef) -> str:
-    """The command that prefetches ``ref``, naming its model or dataset where one uses it."""
+    """How to get ``ref`` here: a command that fetches it by the model or dataset that uses
+    it, else by the file itself (word vectors and vocabularies have no registry name)."""
     owners: list[str] = []
     try:
         from .._hub import get_hub
 
         hub = get_hub()
         for spec in hub.catalog("models"):
-            if any(w.file.hash == ref.hash for w in spec.weights):
-                owners.append(spec.qualified_name)
+            for w in spec.weights:
+                if w.file.hash == ref.hash:
+                    tag = f" --tag {w.tag}" if len(spec.weights) > 1 else ""
+                    owners.append(f"gluon-hub cache prefetch {spec.qualified_name}{tag}")
         for spec in hub.catalog("datasets"):
             if any(f.hash == ref.hash for f in spec.files):
-                owners.append(f"--kind datasets {spec.qualified_name}")
+                owners.append(f"gluon-hub cache prefetch --kind datasets {spec.qualified_name}")
     except Exception:  # the hint must never hide the real error
         owners = []
-    target = owners[0] if owners else "MODEL"
+    command = owners[0] if owners else _fetch_command(ref)
     return (
-        f"run 'gluon-hub cache prefetch {target}' on a machine with network access and copy "
-        "the cache (GLUON_HUB_HOME) here, point GLUON_HUB_SHARED_CACHE at such a copy, or "
-        "add a local mirror to GLUON_HUB_MIRRORS"
+        f"on a machine with network access run: {command} ; then copy the cache "
+        "(GLUON_HUB_HOME) here, point GLUON_HUB_SHARED_CACHE at such a copy, or add a local "
+        "mirror to GLUON_HUB_MIRRORS"
     )
+
+
+def _fetch_command(ref: FileRef) -> str:
+    """A shell command that fetches exactly ``ref`` into the cache."""
+    import json
+    import shlex
+
+    def literal(value: object) -> str:  # double-quoted, so the shell's single quotes hold it
+        if isinstance(value, tuple):
+            return "(" + "".join(literal(v) + ", " for v in value).rstrip(" ") + ")"
+        return json.dumps(value) if isinstance(value, str) else repr(value)
+
+    fields = ", ".join(f"{name}={literal(value)}" for name, value in vars(ref).items()
+                       if value not in (None, ()))
+    code = f"import gluon_hub; gluon_hub.fetch(gluon_hub.FileRef({fields}))"
+    return f"python -c {shlex.quote(code)}"
 
 
 def _prepare(entry: Path) -> None:

@@ -35,7 +35,7 @@ def mxnet_library_dir() -> Path:
     """
     spec = importlib.util.find_spec("mxnet")
     if spec is None or not spec.origin:
-        raise ImportError('deploy needs MXNet: pip install "gluon-hub[mxnet]"')
+        raise ImportError('deploy needs MXNet: pip install "mxnet==1.9.1" (the [mxnet] extra of gluon-hub)')
     folder = Path(spec.origin).parent
     if not (folder / "libmxnet.so").is_file():
         raise ImportError(f"the mxnet package at {folder} has no libmxnet.so; install the mxnet wheel (1.9.1) from PyPI")

@@ -35,7 +35,9 @@ from gluon_hub import HubError
 
 TEXT_PLUGIN_MISSING = (
     "textCNN training takes its vocabulary and word vectors from the text plugin, which is "
-    "not installed: pip install gluon-nlp-core (or gluon-contrib[text])"
+    "not installed. It is not on a package index: install it from the gluon_hub checkout "
+    "(pip install ./plugins/gluon-nlp-core) or from built wheels (bash scripts/build-wheels.sh "
+    "gluon-nlp-core, then pip install dist/gluon_nlp_core-*.whl)"
 )
 
 

@@ -134,7 +134,8 @@ def test_missing_text_plugin_is_explained(sst_files, tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 1
-    assert "pip install gluon-nlp-core" in result.stderr
+    assert "pip install ./plugins/gluon-nlp-core" in result.stderr
+    assert "not on a package index" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "person's box (instead of a detector)")
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
                         help="mxnet (default) runs the model in MXNet; onnx runs --model-file in onnxruntime "
-                        "without importing MXNet (classifiers; pip install \"gluon-hub[onnxruntime]\")")
+                        "without importing MXNet (classifiers; pip install onnxruntime Pillow)")
     parser.add_argument("--model-file", metavar="FILE.onnx",
                         help="with --runtime onnx: the file gluon_hub.export(MODEL, FILE, format=\"onnx\") wrote; "
                         "MODEL still names the preprocessing and the class names")

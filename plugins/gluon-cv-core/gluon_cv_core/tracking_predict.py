@@ -1,6 +1,6 @@
 """``gluon-hub predict siamrpn_alexnet_v2_otb15 VIDEO --box X0 Y0 X1 Y1``: follow one object.
 
-The video is decoded with decord (``pip install "gluon-cv-core[video]"``), one frame at a time;
+The video is decoded with decord (``pip install decord``, the plugin's ``[video]`` extra), one frame at a time;
 the box is the object in the first frame, in pixels. It prints one line per frame, ``frame
 x0 y0 x1 y1 score`` (``--json``: one object per frame), the first frame being the given box with
 score 1. ``--out FILE.png`` writes the video's last frame with its tracked box drawn (one
@@ -26,7 +26,7 @@ def read_frames(path: str) -> Iterator[np.ndarray]:
         import decord
     except ImportError:
         raise ImportError("tracking reads videos with decord, which is not installed: "
-                          "pip install \"gluon-cv-core[video]\"") from None
+                          "pip install 'decord>=0.6' (the plugin's [video] extra)") from None
     if not os.path.isfile(path):
         raise FileNotFoundError(f"video {path!r} does not exist")
     try:

@@ -320,7 +320,7 @@ def _cv2() -> Any:
         import cv2
     except ImportError:
         raise ImportError("the CenterNet presets warp images with OpenCV, which is not installed: "
-                          "pip install opencv-python (the extra gluon-cv-core[opencv])") from None
+                          "pip install opencv-python (the plugin's [opencv] extra)") from None
     return cv2
 
 

@@ -162,8 +162,8 @@ class VideoReader:
         try:
             import decord
         except ImportError:
-            raise ImportError("reading videos needs decord: pip install \"gluon-cv-core[video]\" "
-                              "(or pip install decord)") from None
+            raise ImportError("reading videos needs decord: pip install 'decord>=0.6' (the "
+                              "plugin's [video] extra)") from None
         if os.path.getsize(self.path) == 0:
             raise VideoReadError(f"video {self.path!r} is empty (0 bytes)")
         try:

@@ -130,7 +130,7 @@ def _require_regex() -> Any:
     except ImportError as err:
         raise ImportError(
             "byte-level BPE pre-tokenization needs the 'regex' package: pip install regex "
-            "(or pip install 'gluon-nlp-core[tokenizers]')"
+            "(one of the plugin's [tokenizers] extra)"
         ) from err
     return regex
 

@@ -35,7 +35,8 @@ def _require(module: str, package: str, user: str) -> Any:
     except ImportError as err:
         raise ImportError(
             f"{user} needs the {package!r} package, which is not installed: "
-            f"pip install {package} (or pip install 'gluon-nlp-core[tokenizers]')"
+            f"pip install {package} (the plugin's [tokenizers] extra installs all four tokenizer "
+            "libraries: pip install regex sentencepiece sacremoses jieba)"
         ) from err
 
 
