@@ -153,6 +153,7 @@ def _load_fitting(net: Any, path: Any, ctx: Any, found: Change) -> list[str]:
         raise ValueError(f"{path} holds no named parameters")
     left_out: list[str] = []
     refused: list[str] = []
+    unshaped: list[tuple[Any, tuple[int, ...]]] = []  # new heads whose input size the file tells
     for key, param, value in _entries(net, saved):
         if param is None or not param.shape:
             continue  # MXNet names an extra entry itself, below
@@ -163,6 +164,8 @@ def _load_fitting(net: Any, path: Any, ctx: Any, found: Change) -> list[str]:
             e in (0, -1, f) or (f == old and e == new) for e, f in zip(expected, found_shape))
         if by_count:
             left_out.append(key)
+            if any(e in (0, -1) for e in expected):
+                unshaped.append((param, tuple(f if e in (0, -1) else e for e, f in zip(expected, found_shape))))
         else:
             refused.append(f"parameter {key!r} expects shape {expected} but the file has {found_shape}")
     if refused:
@@ -176,6 +179,9 @@ def _load_fitting(net: Any, path: Any, ctx: Any, found: Change) -> list[str]:
         kept = Path(folder) / "kept.params"
         mx.nd.save(str(kept), {k: v for k, v in saved.items() if k not in left_out})
         net.load_parameters(str(kept), ctx=ctx, allow_missing=True)
+    for param, shape in unshaped:  # initialised now, not at the first forward: the model saves at once
+        param.shape = shape
+        param.initialize(ctx=ctx, force_reinit=True)
     return left_out
 
 

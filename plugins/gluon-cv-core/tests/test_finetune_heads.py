@@ -237,3 +237,24 @@ def test_train_pretrained_on_two_classes_then_predict_their_names(mirror, tmp_pa
     assert forgot.returncode == 1 and not forgot.stdout
     assert "pass --classes a,b,c or --classes-file labels.txt" in forgot.stderr, forgot.stderr
     assert "bug" not in forgot.stderr and "Traceback" not in forgot.stderr
+
+
+def test_the_segmentation_scripts_start_from_published_weights_on_other_classes(mirror, tmp_path):
+    """``train_segmentation --pretrained`` on VOC data (21 classes) from a Cityscapes file (19):
+    the scripts' network keeps every published parameter but the class heads."""
+    import argparse
+
+    from gluon_cv_core.models.segmentation.classes import VOC_CLASSES
+    from gluon_cv_core.scripts._common import Checkpoints
+    from gluon_cv_core.scripts._segmentation import build_segmenter
+
+    spec, saved = publish_random("fastscnn_citys", mirror, (3, 64, 64))
+    args = argparse.Namespace(model=register(spec), pretrained=True, aux=None)
+    with pytest.warns(gluon_hub.NewHeadWarning):
+        net = build_segmenter(args, VOC_CLASSES, [mx.cpu()])
+    assert net.nclass == 21
+    head = set(net.gluon_hub_new_head.reinitialized)
+    assert "classifier.conv.weight" in head
+    _assert_all_but(net, saved, head)
+    Checkpoints(str(tmp_path / "out"), args.model).save(net, 0)  # the bare name, not a folder per plugin
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["fastscnn_citys-0001.params"]

@@ -114,7 +114,7 @@ class Checkpoints:
 
     def __init__(self, folder: str | None, model: str, every: int = 1) -> None:
         self.folder = Path(folder) if folder else None
-        self.model = model
+        self.model = model.rsplit("/", 1)[-1]  # a qualified "plugin/name" would name a folder
         self.every = every
         self.best: float | None = None
 

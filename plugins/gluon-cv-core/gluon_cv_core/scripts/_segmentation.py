@@ -56,8 +56,9 @@ def load_segmentation_split(args: argparse.Namespace, which: str, transform: Any
 
 
 def build_segmenter(args: argparse.Namespace, classes: Sequence[str], ctx: Sequence[Any]) -> Any:
-    """The network for data with ``classes``: published weights (``--pretrained``), else fresh, on
-    the ImageNet backbone unless ``--no-pretrained-base``; ``--aux`` and ``--syncbn`` applied."""
+    """The network for data with ``classes``: published weights (``--pretrained``; new class heads
+    where the data has other classes), else fresh, on the ImageNet backbone unless
+    ``--no-pretrained-base``; ``--aux`` and ``--syncbn`` applied."""
     import gluon_hub
 
     spec = gluon_hub.info(args.model)
@@ -69,16 +70,10 @@ def build_segmenter(args: argparse.Namespace, classes: Sequence[str], ctx: Seque
         kwargs["aux"] = args.aux
     if getattr(args, "syncbn", False):
         kwargs.update(norm_layer=SyncBatchNorm, norm_kwargs={"num_devices": len(ctx)})
-    own = tuple(spec.class_names(spec.input.num_classes or 0))
+    if tuple(spec.class_names(spec.input.num_classes or 0)) != tuple(classes):
+        kwargs["classes"] = list(classes)  # with --pretrained: every published parameter but the class heads
     if getattr(args, "pretrained", None):
-        net = gluon_hub.load(args.model, pretrained=args.pretrained, ctx=list(ctx), **kwargs)
-        if own != tuple(classes):
-            raise ValueError(f"{args.model}'s published weights predict {len(own)} classes ({', '.join(own[:3])}, "
-                             f"...) but the data has {len(classes)}; train without --pretrained (on the ImageNet "
-                             "backbone) or use a model published for this dataset")
-        return net
-    if own != tuple(classes):
-        kwargs["classes"] = list(classes)
+        return gluon_hub.load(args.model, pretrained=args.pretrained, ctx=list(ctx), **kwargs)
     if hasattr(args, "pretrained_base"):
         kwargs["pretrained_base"] = args.pretrained_base
     return gluon_hub.load(args.model, ctx=list(ctx), **kwargs)
