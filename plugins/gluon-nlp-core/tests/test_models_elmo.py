@@ -64,6 +64,28 @@ def test_elmo_full_size_structure_and_count_equal_gluonnlps(name):
     assert _model_data()[name]["num_params"] == count
 
 
+def test_largest_elmo_initialises_its_two_highway_layers_as_gluonnlp_and_hybridizes():
+    # Two highway layers used to share one array-valued Constant initializer, which MXNet
+    # writes into the graph once and then cannot write again: hybridizing failed.
+    name = ELMO_NAMES[-1]
+    reference, _ = gluonnlp.model.get_model(name)
+    reference.initialize()
+    ours = getattr(elmo, name)()
+    ours.initialize()
+    want, have = reference._collect_params_with_prefix(), ours._collect_params_with_prefix()
+    biases = [key for key in want if "_highways" in key and key.endswith("bias")]
+    assert len(biases) == 2
+    for key in biases:  # zeros for the transform, ones for the gate
+        assert np.unique(have[key].data().asnumpy()).tolist() == [0.0, 1.0]
+        np.testing.assert_array_equal(have[key].data().asnumpy(), want[key].data().asnumpy())
+    ours.hybridize()
+    ids, _ = elmo_char_ids(SENTENCES)
+    assert ours(mx.nd.array(ids, dtype="int32"))[0][0].shape == (3, 5, 1024)  # token layer
+    attrs = ours._cached_graph[1].attr_dict()
+    for key in biases:  # a few bytes each, where the Constant wrote 4,096 numbers
+        assert attrs[have[key].name]["__init__"] == '["elmohighwaybias", {"gate_bias": 1.0}]'
+
+
 def test_big_rnn_full_size_structure_equals_gluonnlps():
     ours = big_rnn.big_rnn_lm_2048_512()
     _assert_same_structure(_reference_big_rnn(), ours)

@@ -103,13 +103,33 @@ class _Residual(nn.HybridBlock):
         return outputs + inputs, states
 
 
+@mx.init.register
+class ELMoHighwayBias(mx.init.Initializer):
+    """A highway layer's bias: zeros for the transform half, ``gate_bias`` for the gate half.
+
+    Described by one number, so a hybridized graph can record it in its ``__init__``
+    attribute: an array-valued ``mx.init.Constant`` is written there as a list once, and a
+    second layer sharing it then fails (``'list' object has no attribute 'asnumpy'``). Not
+    named ``HighwayBias``: MXNet's initializer registry is global, and GluonNLP registers
+    one of that name with other arguments.
+    """
+
+    def __init__(self, gate_bias: float = 1.0) -> None:
+        super().__init__(gate_bias=gate_bias)
+        self._gate_bias = gate_bias
+
+    def _init_weight(self, _, arr) -> None:
+        half = arr.shape[0] // 2
+        arr[:half] = 0
+        arr[half:] = self._gate_bias
+
+
 class _Highway(nn.HybridBlock):
     """Highway layers: ``y = (1 - t) * x + t * relu(A x)`` with a learned gate ``t``."""
 
     def __init__(self, size: int, num_layers: int, gate_bias: float = 1.0) -> None:
         super().__init__()
-        bias = mx.init.Constant(mx.nd.concat(mx.nd.zeros(size), mx.nd.full(size, gate_bias),
-                                             dim=0))
+        bias = ELMoHighwayBias(gate_bias)
         with self.name_scope():
             self.hnet = nn.HybridSequential()
             with self.hnet.name_scope():
