@@ -30,6 +30,7 @@ __all__ = [
     "BERTEncoderLayer",
     "BERTEncoder",
     "BERTModel",
+    "FineTuningHead",
     "BERTClassifier",
     "BERTForQA",
     "BERTForQALoss",
@@ -277,7 +278,29 @@ class BERTModel(HybridBlock):
         return F.gather_nd(sequence, index)
 
 
-class BERTClassifier(HybridBlock):
+class FineTuningHead(HybridBlock):
+    """A new head over an encoder that usually holds published weights already.
+
+    The fine-tuning pattern is "load the encoder, wrap it, ``net.initialize()``". MXNet's own
+    ``initialize`` leaves every loaded parameter as it is but warns once per parameter (162
+    warnings for BERT-base), so the user's own warnings drown; here it initialises the
+    parameters that have no value yet, the same ones, silently.
+    """
+
+    def initialize(self, init: Any = None, ctx: Any = None, verbose: bool = False,
+                   force_reinit: bool = False) -> None:
+        """Initialise the parameters without a value (the head; the encoder too if it was not
+        loaded) with ``init`` (default ``mx.init.Uniform()``, as MXNet's); ``force_reinit=True``
+        re-initialises every parameter, loaded ones included, as MXNet's."""
+        init = mx.init.Uniform() if init is None else init
+        if verbose:
+            init.set_verbosity(verbose=verbose)
+        for param in self.collect_params().values():
+            if force_reinit or param._data is None:  # _data: the value MXNet's check looks at
+                param.initialize(None, ctx, init, force_reinit=force_reinit)
+
+
+class BERTClassifier(FineTuningHead):
     """Sentence (pair) classification: a dense layer over BERT's pooled first token.
 
     ``bert`` must be built with ``use_pooler=True, use_classifier=False,
@@ -302,7 +325,7 @@ class BERTClassifier(HybridBlock):
         return self.classifier(pooled)
 
 
-class BERTForQA(HybridBlock):
+class BERTForQA(FineTuningHead):
     """SQuAD span prediction: start and end scores per token, ``(batch, length, 2)``.
 
     ``bert`` must be built with ``use_pooler=False, use_classifier=False,

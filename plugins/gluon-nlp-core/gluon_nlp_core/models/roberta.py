@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gluon_hub.compat import mx
 
-from .bert import BERTModel
+from .bert import BERTModel, FineTuningHead
 
 nn = mx.gluon.nn
 
@@ -38,7 +38,7 @@ class RoBERTaModel(BERTModel):
         return self._outputs(F, inputs, None, valid_length, masked_positions)
 
 
-class RoBERTaClassifier(mx.gluon.HybridBlock):
+class RoBERTaClassifier(FineTuningHead):
     """Sentence (pair) classification over the first token: dense + tanh, then a dense
     layer of ``num_classes`` (with dropout before each when ``dropout`` is set).
 
