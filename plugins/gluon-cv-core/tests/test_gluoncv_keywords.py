@@ -23,6 +23,7 @@ import pytest
 import gluon_hub
 from gluon_hub._factory import check_kwargs, import_object
 from gluon_hub.compat import mx
+from gluon_hub.errors import ModelBuildError
 
 from gluoncv.model_zoo import model_zoo  # noqa: E402  (test-only reference; after the compat shim)
 
@@ -43,7 +44,6 @@ NOT_YET_ACCEPTED: dict[str, set[str]] = {
     "gluon_cv_core.models.action.p3d:p3d": {'block_design', 'shortcut_type'},
     "gluon_cv_core.models.action.slowfast:slowfast": {
         'block', 'num_block_temp_kernel_fast', 'num_block_temp_kernel_slow'},
-    "gluon_cv_core.models.densenet:densenet": {'bn_size'},
     "gluon_cv_core.models.depth.monodepth2:monodepth2": {'num_input_images', 'pretrained_base'},
     "gluon_cv_core.models.depth.monodepth2:monodepth2_posenet": {'pretrained_base'},
     "gluon_cv_core.models.detection.center_net:center_net": {'base_network', 'heads'},
@@ -58,26 +58,11 @@ NOT_YET_ACCEPTED: dict[str, set[str]] = {
         'anchor_generator', 'global_pool', 'min_depth', 'predictors_kernel', 'predictors_pad',
         'reduce_ratio', 'use_1x1_transition', 'use_bn'},
     "gluon_cv_core.models.detection.yolo3:yolo3": {'ignore_iou_thresh', 'pos_iou_thresh'},
-    "gluon_cv_core.models.dla:dla34": {
-        'block', 'channels', 'levels', 'linear_root', 'momentum', 'residual_root', 'use_feature'},
-    "gluon_cv_core.models.googlenet:googlenet": {'aux_logits', 'partial_bn', 'pretrained_base'},
-    "gluon_cv_core.models.hrnet:hrnet": {'num_classes', 'purpose', 'stage_interp_type'},
-    "gluon_cv_core.models.inception:inception_v3": {'partial_bn'},
-    "gluon_cv_core.models.mobilenetv3:mobilenet_v3": {'last_gamma', 'name_prefix', 'use_global_stats'},
-    "gluon_cv_core.models.nasnet:nasnet": {'filters_multiplier', 'stem_filters'},
     "gluon_cv_core.models.pose.alpha_pose:alpha_pose": {'pretrained_base'},
     "gluon_cv_core.models.pose.mobile_pose:mobile_pose": {'base_attrs', 'pretrained_ctx'},
     "gluon_cv_core.models.pose.simple_pose:simple_pose": {
         'final_conv_kernel', 'num_deconv_filters', 'num_deconv_kernels', 'num_deconv_layers',
         'pretrained_ctx'},
-    "gluon_cv_core.models.resnest:resnest": {
-        'avd_first', 'bottleneck_width', 'cardinality', 'radix', 'split_drop_ratio', 'stem_width'},
-    "gluon_cv_core.models.resnet_pruned:resnet_v1b_pruned": {
-        'avg_down', 'deep_stem', 'dilated', 'last_gamma', 'stem_width'},
-    "gluon_cv_core.models.resnetv1b:resnet_v1b": {'avg_down', 'deep_stem', 'stem_width'},
-    "gluon_cv_core.models.resnetv1b:resnet_v1b_gn": {
-        'avg_down', 'deep_stem', 'dilated', 'norm_kwargs', 'stem_width', 'use_global_stats'},
-    "gluon_cv_core.models.resnext:resnext": {'stem_width'},
     "gluon_cv_core.models.segmentation.danet:danet": {'aux', 'dilated', 'height', 'width'},
     "gluon_cv_core.models.segmentation.deeplab:deeplab": {'height', 'width'},
     "gluon_cv_core.models.segmentation.deeplab_plus:deeplab_v3b_plus": {'aux', 'dilated', 'height', 'width'},
@@ -89,7 +74,6 @@ NOT_YET_ACCEPTED: dict[str, set[str]] = {
         'num_box_head_conv_filters', 'num_box_head_dense_filters', 'num_fpn_filters', 'sym_norm_kwargs',
         'sym_norm_layer', 'top_features'},
     "gluon_cv_core.models.segmentation.pspnet:psp": {'height', 'width'},
-    "gluon_cv_core.models.shufflenet:shufflenet_v1": {'groups'},
     "gluon_hub._quantize:int8_model": {'tag'},
 }
 
@@ -255,3 +239,59 @@ def test_siamrpn_stateful_template_then_track_equals_the_stateless_form() -> Non
         assert (first["cls"] - first.cls).abs().max().asscalar() == 0  # GluonCV's dict keys
         cls, loc = second
         assert cls.shape == (1, 10, 21, 21) and loc.shape == (1, 20, 21, 21)
+
+
+def _shapes(net: Any) -> dict[str, tuple[int, ...]]:
+    return {k: p.shape for k, p in net._collect_params_with_prefix().items()}
+
+
+@pytest.mark.parametrize("name, keywords_, same_as", [
+    ("resnet50_v1b", {"deep_stem": True, "avg_down": True}, "resnet50_v1d"),
+    ("resnet50_v1c", {"stem_width": 64}, "resnet50_v1s"),
+    ("resnet50_v1b_gn", {"deep_stem": True, "stem_width": 64, "avg_down": True}, None),
+    ("resnest14", {"stem_width": 64, "radix": 1}, None),
+    ("densenet121", {"bn_size": 2}, None),
+    ("nasnet_4_1056", {"stem_filters": 32}, None),
+])
+def test_structural_keywords_build_what_they_say(name: str, keywords_: dict[str, Any], same_as: str | None) -> None:
+    """Keywords the hub implements rebuild the network as GluonCV's do: the same shapes as the
+    named model that has them built in, or other shapes than the plain model."""
+    net = _shapes(gluon_hub.load(name, **keywords_))
+    if same_as is not None:
+        assert net == _shapes(gluon_hub.load(same_as))
+    else:
+        assert net != _shapes(gluon_hub.load(name))
+
+
+@pytest.mark.parametrize("name, keyword, value", [
+    ("resnet18_v1b_0.89", "dilated", True),
+    ("resnet50_v1d_0.86", "deep_stem", False),
+    ("shufflenet_v1", "groups", 8),
+    ("dla34", "use_feature", True),
+    ("dla34", "block", object),
+    ("googlenet", "aux_logits", True),
+    ("hrnet_w18_small_v1_c", "purpose", "seg"),
+])
+def test_structural_keywords_the_hub_cannot_build_are_refused(name: str, keyword: str, value: Any) -> None:
+    """Never a silently different network: a value other than the model's own names the keyword."""
+    with pytest.raises(ModelBuildError, match=rf"ValueError: .*{keyword}=.*Leave {keyword} out"):
+        gluon_hub.load(name, **{keyword: value})
+
+
+@pytest.mark.parametrize("name, keywords_", [
+    ("resnet18_v1b_0.89", {"dilated": False, "deep_stem": False, "stem_width": 32, "last_gamma": True}),
+    ("googlenet", {"pretrained_base": True, "aux_logits": False}),
+    ("dla34", {"levels": [1, 1, 1, 2, 2, 1], "use_feature": False, "momentum": 0.1}),
+    ("mobilenetv3_small", {"last_gamma": True, "use_global_stats": True, "name_prefix": "m_"}),
+    ("hrnet_w18_small_v1_c", {"purpose": "cls", "stage_interp_type": "nearest"}),
+])
+def test_gluoncv_defaults_and_non_structural_keywords_build_the_same_shapes(name: str, keywords_: dict[str, Any]) -> None:
+    assert _shapes(gluon_hub.load(name, **keywords_)) == _shapes(gluon_hub.load(name))
+
+
+@pytest.mark.parametrize("name", ["googlenet", "inceptionv3"])
+def test_partial_bn_on_the_2d_inception_networks(name: str) -> None:
+    """GluonCV's ``partial_bn``: the first norm keeps learning statistics, every later one does not."""
+    norms = [b for b in _blocks(gluon_hub.load(name, partial_bn=True)) if isinstance(b, mx.gluon.nn.BatchNorm)]
+    frozen = [bool(b._kwargs.get("use_global_stats")) for b in norms]
+    assert len(frozen) > 50 and frozen[0] is False and all(frozen[1:])

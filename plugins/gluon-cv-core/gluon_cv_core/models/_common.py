@@ -91,8 +91,10 @@ def conv_norm(channels: int, kernel_size: int | tuple[int, int], **options: Any)
 def add_deep_stem(seq: Any, stem_width: int, norm_layer: Callable[..., HybridBlock],
                   norm_kwargs: dict | None) -> Any:
     """Append the three-3x3-convolution stem of ResNet-C/D and ResNeXt-E; its last conv has no norm."""
-    add_conv_norm(seq, stem_width, 3, 2, 1, norm_layer=norm_layer, norm_kwargs=norm_kwargs)
-    add_conv_norm(seq, stem_width, 3, 1, 1, norm_layer=norm_layer, norm_kwargs=norm_kwargs)
+    # the norms' width is given: GroupNorm cannot infer it
+    width = {"in_channels": stem_width}
+    add_conv_norm(seq, stem_width, 3, 2, 1, norm_layer=norm_layer, norm_kwargs=norm_kwargs, norm_options=width)
+    add_conv_norm(seq, stem_width, 3, 1, 1, norm_layer=norm_layer, norm_kwargs=norm_kwargs, norm_options=width)
     seq.add(nn.Conv2D(stem_width * 2, 3, 1, 1, use_bias=False))
     return seq
 
@@ -133,3 +135,37 @@ def check_choice(what: str, value: Any, choices: Any) -> None:
     """Raise ValueError naming the accepted values when ``value`` is not one of them."""
     if value not in choices:
         raise ValueError(f"{what} must be one of {sorted(choices)}, got {value!r}")
+
+
+#: GluonCV's required keyword whose value is a block the hub builds itself from the model name
+#: (``features``, ``heads`` ...): only leaving it out (None) matches.
+BUILT_FROM_NAME = object()
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with tuples as lists, so ``(1, 1)`` and ``[1, 1]`` compare equal."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def check_gluoncv_structure(model: str, given: dict[str, Any], built: dict[str, Any]) -> None:
+    """Refuse a GluonCV keyword that would change the network where the hub's builder cannot.
+
+    GluonCV's model functions hand ``**kwargs`` on to their classes, so they take keywords that
+    rebuild part of a named network (stems, widths, predictors). The hub accepts each one
+    (``None``: left out) with the value this network has, GluonCV's default there, so GluonCV's
+    call patterns keep working; any other value is an error rather than a silently different model.
+    """
+    for keyword, value in given.items():
+        if value is None:
+            continue
+        have = built[keyword]
+        if have is not BUILT_FROM_NAME and _plain(value) == _plain(have):
+            continue
+        now = "builds it from the model name" if have is BUILT_FROM_NAME else f"has {keyword}={have!r}"
+        raise ValueError(
+            f"{model}: {keyword}={value!r} would build a different network in GluonCV; the hub's "
+            f"{model} {now} and cannot rebuild it. Leave {keyword} out (or pass the value "
+            f"above), or build that network with GluonCV itself"
+        )

@@ -85,9 +85,14 @@ class DenseNet(HybridBlock):
 
 @head_argument("classes")
 def densenet(num_layers: int, classes: int = 1000, dropout: float = 0.0,
-             norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> DenseNet:
-    """DenseNet with 121, 161, 169 or 201 layers; ``dropout`` applies after each dense layer."""
+             norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+             bn_size: int = 4) -> DenseNet:
+    """DenseNet with 121, 161, 169 or 201 layers; ``dropout`` applies after each dense layer.
+
+    ``bn_size`` is GluonCV's: each dense layer's 1x1 bottleneck has ``bn_size * growth_rate``
+    channels (the published weights need 4).
+    """
     check_choice("num_layers", num_layers, _SPEC)
     num_init_features, growth_rate, block_config = _SPEC[num_layers]
-    return DenseNet(num_init_features, growth_rate, block_config, dropout=dropout, classes=classes,
+    return DenseNet(num_init_features, growth_rate, block_config, bn_size=bn_size, dropout=dropout, classes=classes,
                     norm_layer=norm_layer, norm_kwargs=norm_kwargs)

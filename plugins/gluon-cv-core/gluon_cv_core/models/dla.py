@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from gluon_hub import head_argument
 
-from ._common import BatchNorm, HybridBlock, add_conv_norm, make_norm, nn
+from ._common import BUILT_FROM_NAME, BatchNorm, HybridBlock, add_conv_norm, check_gluoncv_structure, make_norm, nn
 
 __all__ = ["DLA", "DLAFeatures", "dla34"]
 
@@ -170,14 +170,19 @@ class DLA(DLAFeatures):
 
 @head_argument("classes")
 def dla34(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-          norm_kwargs: dict | None = None) -> DLA:
+          norm_kwargs: dict | None = None, momentum: float = _MOMENTUM, levels: Any = None, channels: Any = None,
+          block: Any = None, residual_root: bool | None = None, linear_root: bool | None = None,
+          use_feature: bool | None = None) -> DLA:
     """DLA-34 (GluonCV's ``dla34``).
 
     Parameters
     ----------
     classes : size of the classifier output.
-    norm_layer, norm_kwargs : normalization class and its extra arguments (momentum 0.9
-        unless given).
+    norm_layer, norm_kwargs : normalization class and its extra arguments.
+    momentum : the norms' momentum (GluonCV's keyword; ``norm_kwargs`` win).
+    levels, channels, block, residual_root, linear_root, use_feature : GluonCV's keywords,
+        accepted with DLA-34's own values; others raise ValueError (``net.features()`` is the
+        hub's ``use_feature=True``).
 
     Examples
     --------
@@ -185,4 +190,10 @@ def dla34(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNor
     >>> net.fc._units
     10
     """
-    return DLA([1, 1, 1, 2, 2, 1], [16, 32, 64, 128, 256, 512], classes, norm_layer, norm_kwargs)
+    depths, widths = [1, 1, 1, 2, 2, 1], [16, 32, 64, 128, 256, 512]
+    check_gluoncv_structure("dla34", {"levels": levels, "channels": channels, "block": block,
+                                      "residual_root": residual_root, "linear_root": linear_root,
+                                      "use_feature": use_feature},
+                            {"levels": depths, "channels": widths, "block": BUILT_FROM_NAME, "residual_root": False,
+                             "linear_root": False, "use_feature": False})
+    return DLA(depths, widths, classes, norm_layer, {"momentum": momentum, **(norm_kwargs or {})})

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from gluon_hub import head_argument
 
-from ._common import BatchNorm, HybridBlock, conv_norm, mx, nn
+from ._common import BatchNorm, HybridBlock, check_gluoncv_structure, conv_norm, mx, nn
 
 __all__ = ["GoogLeNet", "googlenet"]
 
@@ -54,11 +54,14 @@ class GoogLeNet(HybridBlock):
     """7x7 stem, 1x1 and 3x3 convs, nine inception modules between max-pools, 7x7 pool, classifier."""
 
     def __init__(self, classes: int = 1000, dropout_ratio: float = 0.4,
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> None:
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+                 partial_bn: bool = False) -> None:
         super().__init__()
         norm = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs, "norm_options": {"epsilon": 0.001}}
         with self.name_scope():
             self.conv1 = conv_norm(64, 7, strides=2, padding=3, **norm)
+            if partial_bn:  # every norm after the first keeps its running statistics
+                norm = {**norm, "norm_kwargs": {**(norm_kwargs or {}), "use_global_stats": True}}
             self.maxpool1 = nn.MaxPool2D(pool_size=3, strides=2, ceil_mode=True)
             self.conv2 = conv_norm(64, 1, **norm)
             self.conv3 = conv_norm(192, 3, padding=1, **norm)
@@ -92,6 +95,14 @@ class GoogLeNet(HybridBlock):
 
 @head_argument("classes")
 def googlenet(classes: int = 1000, dropout_ratio: float = 0.4,
-              norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> GoogLeNet:
-    """GoogLeNet with batch normalization, for 224x224 inputs."""
-    return GoogLeNet(classes, dropout_ratio, norm_layer, norm_kwargs)
+              norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+              partial_bn: bool = False, pretrained_base: bool = True, aux_logits: bool | None = None) -> GoogLeNet:
+    """GoogLeNet with batch normalization, for 224x224 inputs.
+
+    ``partial_bn`` freezes the running statistics of every norm but the first (GluonCV's, for
+    fine-tuning with small batches). ``pretrained_base`` is accepted for GluonCV's call pattern
+    and ignored: GluonCV's GoogLeNet takes it and never reads it (use ``pretrained``).
+    ``aux_logits`` is accepted as False only: the hub's GoogLeNet has no auxiliary classifiers.
+    """
+    check_gluoncv_structure("googlenet", {"aux_logits": aux_logits}, {"aux_logits": False})
+    return GoogLeNet(classes, dropout_ratio, norm_layer, norm_kwargs, partial_bn)

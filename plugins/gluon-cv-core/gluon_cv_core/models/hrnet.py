@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from ._common import BatchNorm, HybridBlock, add_conv_norm, check_choice, make_norm, nn
+from ._common import BatchNorm, HybridBlock, add_conv_norm, check_choice, check_gluoncv_structure, make_norm, nn
 from .resnet import BasicBlockV1, _ResidualV1
 
 __all__ = ["HRNet", "HRNetStages", "hrnet", "CONFIGS"]
@@ -233,7 +233,8 @@ class HRNet(HRNetStages):
 
 @head_argument("classes")
 def hrnet(config: str = "w18", classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-          norm_kwargs: dict | None = None) -> HRNet:
+          norm_kwargs: dict | None = None, stage_interp_type: str = "nearest", num_classes: int | None = None,
+          purpose: str | None = None) -> HRNet:
     """HRNet-``config`` for classification (GluonCV's ``hrnet_<config>_c``).
 
     Parameters
@@ -242,6 +243,11 @@ def hrnet(config: str = "w18", classes: int = 1000, norm_layer: Callable[..., Hy
         ``"w30"``, ``"w32"``, ``"w40"``, ``"w44"``, ``"w48"`` or ``"w64"``.
     classes : size of the classifier output.
     norm_layer, norm_kwargs : normalization class and its extra arguments.
+    stage_interp_type : how the modules upsample coarser branches, one of :data:`INTERPOLATIONS`
+        (GluonCV's keyword; the published weights were trained with ``"nearest"``).
+    num_classes : GluonCV's name for ``classes``.
+    purpose : GluonCV's keyword, accepted as ``"cls"`` only: the HRNet segmentation networks
+        are models of their own here.
 
     Examples
     --------
@@ -249,4 +255,10 @@ def hrnet(config: str = "w18", classes: int = 1000, norm_layer: Callable[..., Hy
     >>> net.classifier._units
     10
     """
-    return HRNet(config, classes, norm_layer, norm_kwargs)
+    check_gluoncv_structure(f"hrnet {config}", {"purpose": purpose}, {"purpose": "cls"})
+    check_choice("stage_interp_type", stage_interp_type, INTERPOLATIONS)
+    if num_classes is not None:
+        if classes not in (1000, num_classes):
+            raise ValueError(f"classes={classes} and num_classes={num_classes} disagree; pass one of them")
+        classes = num_classes
+    return HRNet(config, classes, norm_layer, norm_kwargs, interp=stage_interp_type)

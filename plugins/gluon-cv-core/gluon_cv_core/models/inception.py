@@ -93,12 +93,15 @@ class Inception3(HybridBlock):
     """Inception V3 feature extractor (blocks A x3, B, C x4, D, E x2), pool, dropout, classifier."""
 
     def __init__(self, classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-                 norm_kwargs: dict | None = None) -> None:
+                 norm_kwargs: dict | None = None, partial_bn: bool = False) -> None:
         super().__init__()
         o = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs, "norm_options": {"epsilon": 0.001}}
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
-            self.features.add(conv_norm(32, 3, strides=2, **o), conv_norm(32, 3, **o),
+            self.features.add(conv_norm(32, 3, strides=2, **o))
+            if partial_bn:  # every norm after the first keeps its running statistics
+                o = {**o, "norm_kwargs": {**(norm_kwargs or {}), "use_global_stats": True}}
+            self.features.add(conv_norm(32, 3, **o),
                               conv_norm(64, 3, padding=1, **o), nn.MaxPool2D(pool_size=3, strides=2),
                               conv_norm(80, 1, **o), conv_norm(192, 3, **o),
                               nn.MaxPool2D(pool_size=3, strides=2))
@@ -115,6 +118,7 @@ class Inception3(HybridBlock):
 
 @head_argument("classes")
 def inception_v3(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-                 norm_kwargs: dict | None = None) -> Inception3:
-    """Inception V3 for 299x299 inputs."""
-    return Inception3(classes, norm_layer, norm_kwargs)
+                 norm_kwargs: dict | None = None, partial_bn: bool = False) -> Inception3:
+    """Inception V3 for 299x299 inputs; ``partial_bn`` freezes the running statistics of every
+    norm but the first (GluonCV's, for fine-tuning with small batches)."""
+    return Inception3(classes, norm_layer, norm_kwargs, partial_bn)

@@ -102,8 +102,9 @@ class MobileNetV3(HybridBlock):
     """MobileNet V3: hard-swish stem, inverted residuals, 1x1 conv, pool, 1x1-conv head."""
 
     def __init__(self, config: str, multiplier: float = 1.0, classes: int = 1000, final_drop: float = 0.2,
-                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> None:
-        super().__init__()
+                 norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+                 prefix: str | None = None) -> None:
+        super().__init__(prefix=prefix)
         check_choice("config", config, CONFIGS)
         blocks, squeeze_channels, expand_channels = CONFIGS[config]
         in_channels = 16
@@ -136,7 +137,8 @@ class MobileNetV3(HybridBlock):
 @head_argument("classes")
 def mobilenet_v3(config: str = "large", multiplier: float = 1.0, classes: int = 1000,
                  final_drop: float = 0.2, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-                 norm_kwargs: dict | None = None) -> MobileNetV3:
+                 norm_kwargs: dict | None = None, use_global_stats: bool = False, last_gamma: bool = False,
+                 name_prefix: str | None = None) -> MobileNetV3:
     """MobileNet V3 ``"large"`` or ``"small"``.
 
     Parameters
@@ -146,5 +148,12 @@ def mobilenet_v3(config: str = "large", multiplier: float = 1.0, classes: int = 
     classes : size of the classifier output.
     final_drop : dropout rate before the classifier.
     norm_layer, norm_kwargs : normalization class and its extra arguments.
+    use_global_stats : freeze batch-norm statistics (fine-tuning with small batches).
+    last_gamma : accepted for GluonCV's call pattern and ignored: GluonCV's MobileNetV3 stores it
+        and never reads it.
+    name_prefix : the block's parameter-name prefix (GluonCV's keyword; loading weights does
+        not depend on it).
     """
-    return MobileNetV3(config, multiplier, classes, final_drop, norm_layer, norm_kwargs)
+    if use_global_stats:
+        norm_kwargs = {**(norm_kwargs or {}), "use_global_stats": True}
+    return MobileNetV3(config, multiplier, classes, final_drop, norm_layer, norm_kwargs, prefix=name_prefix)

@@ -273,7 +273,12 @@ class NASNetA(HybridBlock):
 
 @head_argument("classes")
 def nasnet(repeat: int, penultimate_filters: int, classes: int = 1000, use_aux: bool = False,
-           norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> NASNetA:
-    """NASNet-A ``repeat @ penultimate_filters`` (GluonCV's 4@1056, 5@1538, 7@1920, 6@4032)."""
-    return NASNetA(repeat, penultimate_filters, classes=classes, use_aux=use_aux,
+           norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+           stem_filters: int = 96, filters_multiplier: int = 2) -> NASNetA:
+    """NASNet-A ``repeat @ penultimate_filters`` (GluonCV's 4@1056, 5@1538, 7@1920, 6@4032).
+
+    ``stem_filters`` (the first convolution's width) and ``filters_multiplier`` (the stem
+    cells' width divisor) are GluonCV's keywords; the published weights need 96 and 2.
+    """
+    return NASNetA(repeat, penultimate_filters, stem_filters, filters_multiplier, classes=classes, use_aux=use_aux,
                    norm_layer=norm_layer, norm_kwargs=norm_kwargs)

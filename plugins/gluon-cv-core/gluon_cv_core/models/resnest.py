@@ -282,7 +282,9 @@ class ResNeSt(ResNetV1bLayout):
 def resnest(num_layers: int, classes: int = 1000, input_size: int = 224, dilated: bool = False,
             dilation: int = 1, dropblock_prob: float | None = None, final_drop: float | None = None,
             last_gamma: bool = False, use_global_stats: bool = False,
-            norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> ResNeSt:
+            norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+            stem_width: int | None = None, cardinality: int = 1, bottleneck_width: int = 64, radix: int = 2,
+            avd_first: bool = False, split_drop_ratio: float = 0.0) -> ResNeSt:
     """ResNeSt-14/26/50/101/200/269 (radix 2, one group, 64-wide bottlenecks).
 
     Parameters
@@ -297,6 +299,11 @@ def resnest(num_layers: int, classes: int = 1000, input_size: int = 224, dilated
     last_gamma : start each block's last norm scale at zero.
     use_global_stats : freeze batch-norm statistics (fine-tuning with small batches).
     norm_layer, norm_kwargs : normalization class and its extra arguments.
+    stem_width : width of the deep stem's first convolutions (default: the depth's, 32 or 64).
+    cardinality, bottleneck_width, radix, avd_first, split_drop_ratio : the split-attention
+        block's groups, group width, branches, pooling before (not after) the split-attention
+        convolution, and dropout on its attention weights, as GluonCV's keywords of the same name
+        (the published weights need the defaults).
 
     Examples
     --------
@@ -308,8 +315,10 @@ def resnest(num_layers: int, classes: int = 1000, input_size: int = 224, dilated
     if dilated:
         dilation = 4
     check_choice("dilation", dilation, _STAGE_LAYOUTS)
-    layers, stem_width, default_final_drop, default_dropblock = _CONFIGS[num_layers]
-    return ResNeSt(layers, classes, stem_width,
+    layers, depth_stem_width, default_final_drop, default_dropblock = _CONFIGS[num_layers]
+    return ResNeSt(layers, classes, depth_stem_width if stem_width is None else stem_width,
+                   cardinality=cardinality, bottleneck_width=bottleneck_width, radix=radix,
+                   avd_first=avd_first, split_drop_ratio=split_drop_ratio,
                    dropblock_prob=default_dropblock if dropblock_prob is None else dropblock_prob,
                    final_drop=default_final_drop if final_drop is None else final_drop,
                    input_size=input_size, dilation=dilation, last_gamma=last_gamma,

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from ._common import BatchNorm, HybridBlock, check_choice, make_norm, nn
+from ._common import BatchNorm, HybridBlock, check_choice, check_gluoncv_structure, make_norm, nn
 from .resnetv1b import BlockV1b, ResNetV1bLayout
 
 __all__ = ["PrunedResNetV1b", "resnet_v1b_pruned", "pruned_configs"]
@@ -44,7 +44,7 @@ class PrunedResNetV1b(ResNetV1bLayout):
     def __init__(self, stem: list[int], stages: list[dict[str, Any]], classes: int = 1000,
                  final_drop: float = 0.0, use_global_stats: bool = False,
                  norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
-                 prefix: str | None = None) -> None:
+                 prefix: str | None = None, last_gamma: bool = False) -> None:
         super().__init__(prefix=prefix)
         norm_kwargs = dict(norm_kwargs or {})
         if use_global_stats:
@@ -81,7 +81,7 @@ class PrunedResNetV1b(ResNetV1bLayout):
                 with layer.name_scope():
                     for j, widths in enumerate(stage["blocks"]):
                         layer.add(BlockV1b(widths, strides if j == 0 else 1,
-                                           downsample if j == 0 else None, norm_layer, norm_kwargs))
+                                           downsample if j == 0 else None, norm_layer, norm_kwargs, last_gamma))
                 setattr(self, f"layer{i}", layer)
                 in_channels = stage["blocks"][0][-1]
             self._add_head(in_channels, classes, final_drop)
@@ -110,7 +110,9 @@ class PrunedResNetV1b(ResNetV1bLayout):
 @head_argument("classes")
 def resnet_v1b_pruned(config: str, classes: int = 1000, final_drop: float = 0.0,
                       use_global_stats: bool = False, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-                      norm_kwargs: dict | None = None) -> PrunedResNetV1b:
+                      norm_kwargs: dict | None = None, last_gamma: bool = False, deep_stem: bool | None = None,
+                      avg_down: bool | None = None, stem_width: int | None = None,
+                      dilated: bool | None = None) -> PrunedResNetV1b:
     """A pruned ResNet V1b/V1d by GluonCV name, for example ``"resnet50_v1d_0.86"``.
 
     Parameters
@@ -120,6 +122,9 @@ def resnet_v1b_pruned(config: str, classes: int = 1000, final_drop: float = 0.0,
     final_drop : dropout rate before the classifier.
     use_global_stats : freeze batch-norm statistics (fine-tuning with small batches).
     norm_layer, norm_kwargs : normalization class and its extra arguments.
+    last_gamma : start each block's last norm scale at zero.
+    deep_stem, avg_down, stem_width, dilated : GluonCV's keywords, accepted with this model's own
+        values (its stem and strides are fixed by the pruned widths); others raise ValueError.
 
     Examples
     --------
@@ -130,5 +135,9 @@ def resnet_v1b_pruned(config: str, classes: int = 1000, final_drop: float = 0.0,
     configs = pruned_configs()
     check_choice("config", config, configs)
     entry = configs[config]
+    deep = len(entry["stem"]) == 3
+    check_gluoncv_structure(config, {"deep_stem": deep_stem, "avg_down": avg_down, "stem_width": stem_width,
+                                     "dilated": dilated},
+                            {"deep_stem": deep, "avg_down": deep, "stem_width": 32, "dilated": False})
     return PrunedResNetV1b(entry["stem"], entry["stages"], classes, final_drop, use_global_stats,
-                           norm_layer, norm_kwargs, prefix=f"resnetv1{entry['variant']}_")
+                           norm_layer, norm_kwargs, prefix=f"resnetv1{entry['variant']}_", last_gamma=last_gamma)

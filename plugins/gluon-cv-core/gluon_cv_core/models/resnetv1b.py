@@ -173,7 +173,8 @@ class ResNetV1b(ResNetV1bLayout):
 def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_drop: float = 0.0,
                last_gamma: bool = False, use_global_stats: bool = False,
                norm_layer: Callable[..., HybridBlock] = BatchNorm,
-               norm_kwargs: dict | None = None, dilated: bool = False) -> ResNetV1b:
+               norm_kwargs: dict | None = None, dilated: bool = False, deep_stem: bool | None = None,
+               stem_width: int | None = None, avg_down: bool | None = None) -> ResNetV1b:
     """ResNet V1b/c/d/e/s with 18, 34, 50, 101 or 152 layers.
 
     Parameters
@@ -187,6 +188,9 @@ def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_d
     norm_layer, norm_kwargs : normalization class and its extra arguments.
     dilated : dilate stages 3 and 4 (2 and 4) instead of striding: output stride 8, the
         backbone of the segmentation models.
+    deep_stem, stem_width, avg_down : override the variant's stem (three 3x3 convolutions, of
+        width ``stem_width`` then twice that) and shortcut pooling, as GluonCV's keywords of the
+        same name; the published weights need the variant's own.
 
     Examples
     --------
@@ -196,7 +200,10 @@ def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_d
     """
     check_choice("num_layers", num_layers, _LAYERS)
     check_choice("variant", variant, VARIANTS)
-    deep_stem, avg_down, stem_width = VARIANTS[variant]
+    own = dict(zip(("deep_stem", "avg_down", "stem_width"), VARIANTS[variant]))
+    chosen = {k: own[k] if v is None else v
+              for k, v in (("deep_stem", deep_stem), ("avg_down", avg_down), ("stem_width", stem_width))}
+    deep_stem, avg_down, stem_width = chosen["deep_stem"], chosen["avg_down"], chosen["stem_width"]
     block = BasicBlockV1b if num_layers < 50 else BottleneckV1b
     return ResNetV1b(block, _LAYERS[num_layers], classes, deep_stem, stem_width, avg_down, final_drop,
                      last_gamma, use_global_stats, norm_layer, norm_kwargs,
@@ -205,9 +212,15 @@ def resnet_v1b(num_layers: int, variant: str = "b", classes: int = 1000, final_d
 
 @head_argument("classes")
 def resnet_v1b_gn(num_layers: int, classes: int = 1000, num_groups: int = 32, final_drop: float = 0.0,
-                  last_gamma: bool = False) -> ResNetV1b:
+                  last_gamma: bool = False, norm_kwargs: dict | None = None, dilated: bool = False,
+                  deep_stem: bool | None = None, stem_width: int | None = None, avg_down: bool | None = None,
+                  use_global_stats: bool = False) -> ResNetV1b:
     """ResNet V1b with group normalization ("Group Normalization", arXiv:1803.08494) in place of
     batch norm: no batch statistics, so small or uneven batches train the same.
+
+    ``norm_kwargs``, ``dilated``, ``deep_stem``, ``stem_width`` and ``avg_down`` are
+    :func:`resnet_v1b`'s; ``use_global_stats`` is accepted for GluonCV's call pattern and changes
+    nothing: group normalization keeps no running statistics.
 
     Examples
     --------
@@ -218,4 +231,5 @@ def resnet_v1b_gn(num_layers: int, classes: int = 1000, num_groups: int = 32, fi
     from .norm import GroupNorm
 
     return resnet_v1b(num_layers, "b", classes, final_drop, last_gamma, norm_layer=GroupNorm,
-                      norm_kwargs={"num_groups": num_groups})
+                      norm_kwargs={"num_groups": num_groups, **(norm_kwargs or {})}, dilated=dilated,
+                      deep_stem=deep_stem, stem_width=stem_width, avg_down=avg_down)

@@ -92,7 +92,7 @@ class ResNeXt(HybridBlock):
 def resnext(num_layers: int, cardinality: int = 32, bottleneck_width: int = 4, classes: int = 1000,
             use_se: bool = False, deep_stem: bool = False, avg_down: bool = False,
             last_gamma: bool = False, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-            norm_kwargs: dict | None = None) -> ResNeXt:
+            norm_kwargs: dict | None = None, stem_width: int = 64) -> ResNeXt:
     """ResNeXt-50/101 ``{cardinality}x{bottleneck_width}d``, optionally with squeeze-and-excitation.
 
     Parameters
@@ -103,9 +103,10 @@ def resnext(num_layers: int, cardinality: int = 32, bottleneck_width: int = 4, c
     classes : size of the classifier output.
     use_se : add squeeze-and-excitation (SE-ResNeXt).
     deep_stem, avg_down : the ResNet-D tweaks (GluonCV's ``resnext101e_64x4d``).
+    stem_width : width of the deep stem's first convolutions (with ``deep_stem``; GluonCV's keyword).
     last_gamma : start each block's last norm scale at zero.
     norm_layer, norm_kwargs : normalization class and its extra arguments.
     """
     check_choice("num_layers", num_layers, _LAYERS)
     return ResNeXt(_LAYERS[num_layers], cardinality, bottleneck_width, classes, last_gamma, use_se,
-                   deep_stem, avg_down, norm_layer=norm_layer, norm_kwargs=norm_kwargs)
+                   deep_stem, avg_down, stem_width, norm_layer=norm_layer, norm_kwargs=norm_kwargs)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from gluon_hub import head_argument
 
-from ._common import BatchNorm, HybridBlock, make_norm, nn
+from ._common import BatchNorm, HybridBlock, check_gluoncv_structure, make_norm, nn
 
 __all__ = ["ShuffleNetV1", "ShuffleNetV2", "shufflenet_v1", "shufflenet_v2"]
 
@@ -160,8 +160,9 @@ class ShuffleNetV2(HybridBlock):
 
 @head_argument("classes")
 def shufflenet_v1(classes: int = 1000, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-                  norm_kwargs: dict | None = None) -> ShuffleNetV1:
-    """ShuffleNet V1 with 3 groups."""
+                  norm_kwargs: dict | None = None, groups: int | None = None) -> ShuffleNetV1:
+    """ShuffleNet V1 with 3 groups (GluonCV's ``groups`` keyword is accepted as 3 only)."""
+    check_gluoncv_structure("shufflenet_v1", {"groups": groups}, {"groups": _V1_GROUPS})
     return ShuffleNetV1(classes, norm_layer, norm_kwargs)
 
 
