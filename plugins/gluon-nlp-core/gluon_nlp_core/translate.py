@@ -155,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             vocab, tag = _vocab_and_tag(args)
             net = gluon_hub.load(args.model, pretrained=tag or False, ctx=ctx, vocab_size=len(vocab))
     except OfflineMissError as missing:
+        if args.pretrained is not None:  # asked to download, but GLUON_HUB_OFFLINE=1 forbids it
+            raise
         raise FileNotFoundError(
             f"{missing.label} ({args.model!r}) is not in the cache or on a local "
             "mirror, and translate-text downloads only when asked: pass --pretrained to download the "
