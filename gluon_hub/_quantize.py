@@ -18,7 +18,8 @@ import tempfile
 import warnings
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["quantize", "calibration_layers", "int8_operators", "int8_model", "Int8Model", "CALIB_MODES"]
+__all__ = ["quantize", "calibration_layers", "int8_operators", "int8_model", "Int8Model", "CALIB_MODES",
+           "AUTO_FLOAT32_OPERATORS"]
 
 #: Calibration modes, as MXNet names them: layer output min/max over the data ('naive'),
 #: thresholds minimising the KL divergence of the int8 histogram ('entropy', slower to
@@ -30,6 +31,17 @@ _INT8_PREFIXES = ("_contrib_quantize", "_contrib_quantized_", "_contrib_requanti
 #: oneDNN fuses before MXNet quantizes, and MXNet 1.9 matches exclude_operators against the
 #: fused node's type: an operator type also excludes the fused nodes built around it.
 _FUSED_OPERATORS = {"FullyConnected": "_sg_mkldnn_fully_connected", "Convolution": "_sg_mkldnn_conv"}
+#: Operators that MXNet 1.9.1 quantizes but whose int8 kernel fails when the graph runs, kept
+#: in float32 always, with why. Its int8 elemwise_mul takes int8 inputs only, and a ReLU's
+#: output is uint8 (MobileNetV3's hard-swish, residual attention's masks).
+AUTO_FLOAT32_OPERATORS = {
+    "elemwise_mul": "excluded automatically: MXNet 1.9.1's int8 elemwise_mul takes int8 inputs "
+                    "only and fails at run time on a ReLU's uint8 output",
+}
+#: Operator types that MXNet 1.9.1 has int8 kernels for: a node of one of these types that runs
+#: in float32 is reported in ``gluon_hub_float32_layers``.
+_INT8_CAPABLE = {"Convolution", "FullyConnected", "Activation", "Pooling", "Concat", "elemwise_add",
+                 "elemwise_mul", "Flatten", "Embedding", "BatchNorm", "RNN"}
 
 
 def quantize(
@@ -61,10 +73,20 @@ def quantize(
         calibrate) or ``"none"`` (ranges measured at run time on every call).
     exclude_layers : names of layers (symbol names, as ``block.export`` writes them) to
         keep in float32, such as the last dense layer when logits must stay exact.
-    exclude_operators : operator types to keep in float32 (``"FullyConnected"`` ...).
+    exclude_operators : operator types to keep in float32 (``"FullyConnected"`` ...), besides
+        :data:`AUTO_FLOAT32_OPERATORS` (``elemwise_mul``), which MXNet 1.9.1 cannot run in
+        int8 in such graphs and which always stay float32.
     thresholds : recorded output ranges ``{layer output name: (min, max)}`` (see
         :func:`calibration_layers`) to use instead of measuring those layers, with
         ``calib_mode`` ``"naive"`` (the rest are measured) or ``"none"``.
+
+    Returns
+    -------
+    The int8 ``SymbolBlock``. Its ``gluon_hub_float32_layers`` attribute maps every layer that
+    still runs in float32 although MXNet has int8 kernels for its operator type to why:
+    ``"exclude_layers"``, ``"exclude_operators"``, an automatic exclusion's reason, or MXNet's
+    own choice (a sigmoid activation, a layer fed by float32 ones). Fused layers are named by
+    their convolution or dense layer, as ``exclude_layers`` takes them.
 
     Examples
     --------
@@ -79,6 +101,8 @@ def quantize(
     ['_contrib_quantize_v2', '_sg_mkldnn_conv']
     >>> int8(mx.nd.array(batches[0])).shape
     (2, 4)
+    >>> int8.gluon_hub_float32_layers  # every layer with an int8 kernel runs in int8
+    {}
     """
     from .compat import mx
 
@@ -94,6 +118,7 @@ def quantize(
     if thresholds is not None and calib_mode == "entropy":
         raise ValueError("thresholds are recorded min/max ranges; use them with calib_mode='naive' or 'none'")
     _check_block(mx, block)
+    excluded_operators = list(dict.fromkeys([*exclude_operators, *AUTO_FLOAT32_OPERATORS]))
     batches = _batches(mx, calib_data, calib_mode)
     shapes = [mx.io.DataDesc(name, x.shape) for name, x in zip(_input_names(len(batches[0])), batches[0])]
     try:
@@ -116,8 +141,8 @@ def quantize(
         int8 = quantize_net_v2(
             block, quantized_dtype="auto", quantize_mode="smart",
             exclude_layers=list(exclude_layers),
-            exclude_operators=[*exclude_operators, *(_FUSED_OPERATORS[op] for op in exclude_operators
-                                                    if op in _FUSED_OPERATORS)],
+            exclude_operators=[*excluded_operators, *(_FUSED_OPERATORS[op] for op in excluded_operators
+                                                      if op in _FUSED_OPERATORS)],
             calib_data=None if mode == "none" else _BatchIter(mx, batches, shapes),
             data_shapes=shapes, calib_mode=mode, ctx=mx.cpu(), LayerOutputCollector=collector,
         )
@@ -135,10 +160,11 @@ def quantize(
             out.wait_to_read()
     except mx.base.MXNetError as exc:
         raise RuntimeError(
-            f"the int8 graph does not run in MXNet {mx.__version__}: {_last_line(exc)}; keep the failing operators "
-            "in float32 with exclude_operators=[...] (MobileNetV3's squeeze-excitation and hard-swish need "
-            "'broadcast_mul' and 'elemwise_mul')"
+            f"the int8 graph does not run in MXNet {mx.__version__}: {_last_line(exc)}; keep the failing layers "
+            "in float32 with exclude_operators=[...] (operator types, such as 'Pooling') or exclude_layers=[...] "
+            "(layer names, as block.export writes them)"
         ) from None
+    int8.gluon_hub_float32_layers = _float32_layers(int8, exclude_layers, exclude_operators)
     return int8
 
 
@@ -177,6 +203,37 @@ def int8_operators(block: Any) -> list[str]:
         elif node["op"].startswith("_sg_mkldnn_") and node.get("attrs", {}).get("quantized") == "true":
             ops.add(node["op"])
     return sorted(ops)
+
+
+def _float32_layers(int8: Any, exclude_layers: Sequence[str], exclude_operators: Sequence[str]) -> dict[str, str]:
+    """What :func:`quantize` reports as ``gluon_hub_float32_layers``, from the int8 graph it ran."""
+    import json
+
+    from .compat import mx
+
+    reasons = {}
+    for node in json.loads(int8._cached_graph[1].tojson())["nodes"]:
+        name, op = node["name"], node["op"]
+        if op.startswith("_sg_mkldnn_"):
+            if node.get("attrs", {}).get("quantized", "").lower() == "true":  # a dense layer writes "True"
+                continue
+            # a float32 fused node: named by the convolution or dense layer inside it
+            inner = [n for n in node["subgraphs"][0]["nodes"] if n["op"] in ("Convolution", "FullyConnected")]
+            if not inner:
+                continue
+            name, op = inner[0]["name"], inner[0]["op"]
+        elif op not in _INT8_CAPABLE:
+            continue
+        if name in exclude_layers:
+            reasons[name] = "exclude_layers"
+        elif op in exclude_operators:
+            reasons[name] = "exclude_operators"
+        elif op in AUTO_FLOAT32_OPERATORS:
+            reasons[name] = AUTO_FLOAT32_OPERATORS[op]
+        else:
+            reasons[name] = (f"left in float32 by MXNet {mx.__version__}'s quantization: no int8 kernel "
+                             "for this case (a sigmoid Activation ...) or its input")
+    return reasons
 
 
 class Int8Model:
@@ -262,7 +319,8 @@ class Int8Model:
 def int8_model(fp32: str, input_shape: Sequence[int], calib_data: Iterable[Any] | None = None,
                calib_mode: str | None = None, exclude_layers: Sequence[str] = (),
                exclude_operators: Sequence[str] = (),
-               thresholds: Mapping[str, Sequence[float]] | str | None = None, **kwargs: Any) -> Int8Model:
+               thresholds: Mapping[str, Sequence[float]] | str | None = None, tag: str | None = None,
+               **kwargs: Any) -> Int8Model:
     """Factory of int8 registry entries: the float32 model ``fp32`` (a registered name,
     built with ``kwargs``), quantized once its weights are loaded or initialised.
 
@@ -272,8 +330,15 @@ def int8_model(fp32: str, input_shape: Sequence[int], calib_data: Iterable[Any] 
     ``(batch, *input_shape)``) to calibrate on your own data instead, for example after
     fine-tuning. A video model that averages ``num_segments * num_crop`` frames (TSN) is
     planned for one video's frames, ``(frames, *input_shape)``.
+
+    ``tag`` is accepted for GluonCV's call pattern left out only: GluonCV's int8 functions take
+    the weight version as ``tag``, the hub as ``pretrained=TAG``.
     """
     from ._api import load
+
+    if tag is not None:
+        raise ValueError(f"tag={tag!r}: the hub selects the weight version with pretrained={tag!r}; "
+                         "pass that instead of tag")
 
     if isinstance(thresholds, str):
         from ._factory import import_object

@@ -90,11 +90,17 @@ def test_excluded_layers_and_operators_stay_float32(tmp_path):
     assert dense.get("attrs", {}).get("quantized") != "true"  # float32 (fused or not)
     assert "_sg_mkldnn_fully_connected" not in int8_operators(int8)
     assert "_sg_mkldnn_conv" in int8_operators(int8)
+    kept = int8.gluon_hub_float32_layers
+    assert kept[net.output.name + "_fwd"] == "exclude_operators"
+    assert [why for why in kept.values() if why.startswith("exclude")] == ["exclude_operators"]
 
     first = net.features[0].name + "_fwd"  # the stem convolution, by its symbol name
     int8 = gluon_hub.quantize(net, calib_data=_batches(1), exclude_layers=[first])
     stems = [n for n in _graph_nodes(int8, tmp_path / "second") if n["op"] == "_sg_mkldnn_conv"]
     assert "quantized" not in stems[0].get("attrs", {})  # float32, still fused
+    kept = int8.gluon_hub_float32_layers
+    assert kept[first] == "exclude_layers"
+    assert [why for why in kept.values() if why.startswith("exclude")] == ["exclude_layers"]
 
 
 def test_recorded_thresholds_replace_measured_ones(tmp_path):
@@ -182,13 +188,55 @@ def test_blocks_that_cannot_be_quantized_are_refused():
         gluon_hub.quantize(never_initialised, calib_data=[np.ones((1, 4), np.float32)])
 
 
-def test_an_int8_graph_that_mxnet_cannot_run_is_refused_with_the_fix():
-    # MobileNetV3's squeeze-excitation and hard-swish multiply a ReLU's uint8 output: MXNet
-    # 1.9 builds that int8 graph but fails when it runs
-    net = gluon_hub.load("mobilenetv3_small")
+class _GatedConv(mx.gluon.HybridBlock):
+    """Two ReLU convolutions multiplied, as MobileNetV3's hard-swish and attention masks do."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = mx.gluon.nn.Conv2D(8, 3, in_channels=3, activation="relu")
+        self.b = mx.gluon.nn.Conv2D(8, 3, in_channels=3, activation="relu")
+        self.dense = mx.gluon.nn.Dense(4, in_units=8 * 6 * 6)
+
+    def hybrid_forward(self, F, x):
+        return self.dense(F.elemwise_mul(self.a(x), self.b(x)))
+
+
+def test_a_multiplication_mxnet_cannot_run_in_int8_stays_float32_by_itself():
+    # MXNet 1.9.1 quantizes elemwise_mul, but its int8 kernel takes int8 inputs only: on a
+    # ReLU's uint8 output the graph builds and then fails when it runs
+    net = _GatedConv()
     net.initialize(mx.init.Xavier())
-    x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
-    with pytest.raises(RuntimeError, match="exclude_operators.*broadcast_mul"):
+    x = np.random.default_rng(0).random((2, 3, 8, 8), dtype=np.float32)
+    int8 = gluon_hub.quantize(net, calib_data=[x])
+    got, want = int8(mx.nd.array(x)).asnumpy(), net(mx.nd.array(x)).asnumpy()
+    assert np.abs(got - want).max() < 0.1 * np.abs(want).max()  # untrained 8-channel layers: coarse
+    [mul] = [n["name"] for n in json.loads(int8._cached_graph[1].tojson())["nodes"] if n["op"] == "elemwise_mul"]
+    assert int8.gluon_hub_float32_layers == {
+        mul: "excluded automatically: MXNet 1.9.1's int8 elemwise_mul takes int8 inputs only and fails "
+             "at run time on a ReLU's uint8 output"}
+    assert "_sg_mkldnn_conv" in int8_operators(int8)
+
+
+class _GlobalPool(mx.gluon.HybridBlock):
+    """A global average pool declared with a 7x7 kernel: float32 ignores the kernel, MXNet
+    1.9.1's int8 pooling checks it against the input and fails when it runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = mx.gluon.nn.Conv2D(8, 3, in_channels=3, activation="relu")
+        self.dense = mx.gluon.nn.Dense(4, in_units=8)
+
+    def hybrid_forward(self, F, x):
+        return self.dense(F.Pooling(self.conv(x), kernel=(7, 7), global_pool=True, pool_type="avg"))
+
+
+def test_an_int8_graph_that_mxnet_cannot_run_is_refused_with_the_fix():
+    net = _GlobalPool()
+    net.initialize(mx.init.Xavier())
+    x = np.random.default_rng(0).random((2, 3, 6, 6), dtype=np.float32)
+    with pytest.raises(RuntimeError, match=r"kernel size \(7\) exceeds input.*exclude_operators=\[\.\.\.\] "
+                                           r"\(operator types, such as 'Pooling'\) or exclude_layers"):
         gluon_hub.quantize(net, calib_data=[x])
-    int8 = gluon_hub.quantize(net, calib_data=[x], exclude_operators=["broadcast_mul", "elemwise_mul"])
-    assert int8(mx.nd.array(x)).shape == (1, 1000)
+    int8 = gluon_hub.quantize(net, calib_data=[x], exclude_operators=["Pooling"])
+    assert int8(mx.nd.array(x)).shape == (2, 4)
+    assert int8.gluon_hub_float32_layers[net.prefix + "pooling0"] == "exclude_operators"
