@@ -9,11 +9,6 @@ bash scripts/system-deps.sh  # g++, a JDK, JNA and Clojure for the deploy tests
 
 # A first-party plugin that fails to load is an error here, not a status line.
 export GLUON_HUB_STRICT_PLUGINS=1
-# oneDNN's AVX2 kernels on every machine, so that a run compares the same arithmetic
-# everywhere: on AVX-512 CPUs MXNet 1.9's oneDNN fails some backward passes (NASNet's channel
-# concatenations: "could not construct a sub-memory") and rounds differently (README, "Known
-# issues"). An exported DNNL_MAX_CPU_ISA wins.
-export DNNL_MAX_CPU_ISA=${DNNL_MAX_CPU_ISA:-AVX2}
 .venv/bin/gluon-hub plugins
 .venv/bin/gluon-hub registry check
 if [ "$#" -gt 0 ]; then

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Iterator
+
+import numpy as np
 
 from gluon_hub.compat import mx
 
@@ -41,3 +49,37 @@ def no_initialization() -> Iterator[None]:
         yield
     finally:
         mx.gluon.Block.initialize, mx.gluon.Parameter.reset_ctx = originals
+
+
+def assert_exited_cleanly(done: subprocess.CompletedProcess, what: str) -> None:
+    """A child process ended with status 0; otherwise fail naming the signal that killed it
+    (MXNet turns a segmentation fault into SIGABRT) and the end of its output."""
+    if done.returncode == 0:
+        return
+    why = (f"killed by {signal.Signals(-done.returncode).name}" if done.returncode < 0
+           else f"exit status {done.returncode}")
+    raise AssertionError(f"{what} failed ({why}):\n{done.stdout[-1000:]}\n{done.stderr[-3000:]}")
+
+
+def gluoncv_outputs(name: str, params: str, clips: dict[str, np.ndarray], folder: Path,
+                    **kwargs: Any) -> dict[str, np.ndarray]:
+    """GluonCV's model ``name`` (its factory given ``kwargs``), loaded strictly from ``params``,
+    scores each of ``clips``: the outputs, under the same keys.
+
+    It runs in a child process on oneDNN's AVX2 kernels: GluonCV's 3D models use MXNet's 5-D
+    BatchNorm, which on the AVX-512 kernels of MXNet 1.9.1 can kill the process with a
+    segmentation fault (GluonCV's P3D, then its I3D, in one process), and that would take
+    pytest and every later test with it. The hub's models, compared in this process, run on
+    the CPU's own kernels."""
+    folder.mkdir(parents=True, exist_ok=True)
+    request = {"name": name, "kwargs": kwargs, "params": params,
+               "inputs": str(folder / f"{name}-inputs.npz"), "outputs": str(folder / f"{name}-outputs.npz")}
+    np.savez(request["inputs"], **clips)
+    (folder / f"{name}-request.json").write_text(json.dumps(request), encoding="utf-8")
+    env = {**os.environ, "DNNL_MAX_CPU_ISA": "AVX2"}
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("gluoncv_reference.py")),
+                           str(folder / f"{name}-request.json")], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert_exited_cleanly(done, f"GluonCV's {name} in a child process")
+    with np.load(request["outputs"]) as outputs:
+        return {key: outputs[key] for key in outputs.files}
