@@ -10,6 +10,8 @@ training-mode step, where gradients and batch-norm running statistics must agree
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -80,9 +82,11 @@ def _randomize(net) -> None:
         param.set_data(value)
 
 
-def _assert_same(actual: np.ndarray, expected: np.ndarray, what: str, tolerance: float = 1e-5) -> None:
-    """Equal within float32 summation-order noise: rtol and atol (of the output scale) 1e-5."""
-    scale = max(1.0, float(np.abs(expected).max()))
+def _assert_same(actual: np.ndarray, expected: np.ndarray, what: str, tolerance: float = 1e-5,
+                 scale: float = 0.0) -> None:
+    """Equal within float32 summation-order noise: rtol and atol (of the output scale, or of
+    ``scale`` where larger) 1e-5."""
+    scale = max(1.0, float(np.abs(expected).max()), scale)
     np.testing.assert_allclose(actual, expected, rtol=tolerance, atol=tolerance * scale, err_msg=what)
 
 
@@ -91,6 +95,39 @@ def _gradient_tolerance(name: str) -> float:
     three in GluonCV, ``clip(x + 3, 0, 6) / 6``: the same function, rounded differently, and
     the first layers' gradients gather that rounding from every layer above them."""
     return 1e-4 if name.startswith("mobilenetv3") else 1e-5
+
+
+def _gradient_scale(key: str, grads: dict) -> float:
+    """The scale a gradient is compared at beyond its own: a norm layer's beta at its gamma's.
+
+    Where a linear layer and a training-mode norm follow (Xception's separable convolutions),
+    beta's gradient cancels to zero and only summation rounding is left, 1e-6 of gamma's;
+    AVX-512 kernels round it differently from AVX2 ones, so its own scale says nothing.
+    """
+    gamma = grads.get(key[: -len("beta")] + "gamma") if key.endswith(".beta") else None
+    return float(np.abs(gamma).max()) if gamma is not None else 0.0
+
+
+@contextlib.contextmanager
+def _plain_layout_concat(family: str):
+    """GluonCV's NASNet with the plain-layout copy after each concatenation that ours makes
+    while recording: on AVX-512, MXNet 1.9.1 cannot run its backward otherwise ("could not
+    construct a sub-memory"). The copy changes no value."""
+    if family != "nasnet":
+        yield
+        return
+    originals = {module: module.concat for module in (mx.nd, mx.sym)}
+
+    def wrap(concat):
+        return lambda *parts, **kwargs: concat(*parts, **kwargs).transpose(axes=(0, 1, 2, 3))
+
+    try:
+        for module, concat in originals.items():
+            module.concat = wrap(concat)
+        yield
+    finally:
+        for module, concat in originals.items():
+            module.concat = concat
 
 
 def _sizes(name: str) -> tuple[int, int]:
@@ -195,12 +232,14 @@ def test_training_step_matches_gluoncv(name: str, tmp_path) -> None:
     for hybridized in (False, True):
         reference.hybridize(hybridized and gluon_hub.info(name).tags[0] not in IMPERATIVE_REFERENCE)
         ours.hybridize(hybridized)
-        want, want_grads, want_stats = _training_step(reference, x, stats_before)
+        with _plain_layout_concat(gluon_hub.info(name).tags[0]):
+            want, want_grads, want_stats = _training_step(reference, x, stats_before)
         got, grads, stats = _training_step(ours, x, stats_before)
         where = f"{name} at {second}x{second}, hybridized={hybridized}"
         _assert_same(got, want, f"output of {where}")
         assert grads.keys() == want_grads.keys() and stats.keys() == want_stats.keys()
         for key, value in want_grads.items():
-            _assert_same(grads[key], value, f"gradient of {key}, {where}", _gradient_tolerance(name))
+            _assert_same(grads[key], value, f"gradient of {key}, {where}", _gradient_tolerance(name),
+                         _gradient_scale(key, want_grads))
         for key, value in want_stats.items():
             _assert_same(stats[key], value, f"{key} after the step, {where}")

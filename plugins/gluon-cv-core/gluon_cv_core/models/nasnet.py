@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from gluon_hub import head_argument
+from gluon_hub.compat import mx
 
 from ._common import BatchNorm, HybridBlock, make_norm, nn
 
@@ -48,6 +49,20 @@ class _Separable(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return self.body(x)
+
+
+def _concat(F, *parts):
+    """Channel concatenation; while autograd records, its result is copied into a plain layout.
+
+    On AVX-512, oneDNN hands the concatenation's backward a gradient in 16-channel blocks,
+    which MXNet 1.9.1 cannot cut at this network's widths (44, 88, ... channels): the step
+    fails with "could not construct a sub-memory". An identity transpose copies into a plain
+    layout and its backward gives the concatenation a plain gradient. In-place identities
+    (reshape, cast, ``+ 0``) do not help when hybridized: MXNet writes their gradient back into
+    the blocked buffer. Values are unchanged; inference graphs do not get the copy.
+    """
+    out = F.concat(*parts, dim=1)
+    return F.transpose(out, axes=(0, 1, 2, 3)) if mx.autograd.is_recording() else out
 
 
 def _pad_top_left(F, x):
@@ -121,7 +136,7 @@ def _factorized_reduction(cell: HybridBlock, channels: int, norm: dict) -> None:
 def _reduce(F, cell: HybridBlock, x):
     x = F.Activation(x, act_type="relu")
     shifted = _crop_top_left(F, F.pad(x, mode="constant", constant_value=0, pad_width=(0, 0, 0, 0, 0, 1, 0, 1)))
-    return cell.final_path_bn(F.concat(cell.path_1(x), cell.path_2(shifted), dim=1))
+    return cell.final_path_bn(_concat(F, cell.path_1(x), cell.path_2(shifted)))
 
 
 class _ReductionCell(HybridBlock):
@@ -169,7 +184,7 @@ class _ReductionCell(HybridBlock):
         x2 = self.comb_iter_2_left(a) + self.comb_iter_2_right(b)
         x3 = self.comb_iter_3_right(x0) + x1
         x4 = self.comb_iter_4_left(x0) + self.comb_iter_4_right(a)
-        return F.concat(x1, x2, x3, x4, dim=1)
+        return _concat(F, x1, x2, x3, x4)
 
     def hybrid_forward(self, F, x, x_prev=None):
         if self.kind == "stem0":
@@ -210,7 +225,7 @@ class _NormalCell(HybridBlock):
         x2 = self.comb_iter_2_left(right) + left
         x3 = self.comb_iter_3_left(left) + self.comb_iter_3_right(left)
         x4 = self.comb_iter_4_left(right) + right
-        return F.concat(left, x0, x1, x2, x3, x4, dim=1), x
+        return _concat(F, left, x0, x1, x2, x3, x4), x
 
 
 class NASNetA(HybridBlock):
@@ -224,6 +239,7 @@ class NASNetA(HybridBlock):
         if repeat < 2:
             raise ValueError(f"repeat must be at least 2 (normal cells per stack), got {repeat}")
         norm = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs}
+        self._traced_recording = False
         filters = penultimate_filters // 24
         self.conv0 = nn.HybridSequential(prefix="")
         self.conv0.add(nn.Conv2D(stem_filters, 3, strides=2, use_bias=False), _norm(norm))
@@ -254,7 +270,16 @@ class NASNetA(HybridBlock):
             stack.add(_NormalCell(channels, channels, False, norm))
         return stack
 
+    def forward(self, x):
+        """A hybridized graph traced outside ``autograd.record`` lacks the layout copies that a
+        training step needs (see ``_concat``): the first recorded call traces it again, once."""
+        if self._active and self._cached_graph and not self._traced_recording and mx.autograd.is_recording():
+            self._clear_cached_op()
+        return super().forward(x)
+
     def hybrid_forward(self, F, x):
+        if F is mx.sym:
+            self._traced_recording = mx.autograd.is_recording()
         stem = self.conv0(x)
         prev = self.cell_stem_0(stem)
         x = self.cell_stem_1(stem, prev)
