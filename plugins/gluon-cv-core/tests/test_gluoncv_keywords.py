@@ -31,52 +31,6 @@ from gluoncv.model_zoo import model_zoo  # noqa: E402  (test-only reference; aft
 #: GluonCV's), ``ctx`` and ``root`` (the cache directory instead of GluonCV's ``~/.mxnet/models``)
 HANDLED_BY_LOAD = {"pretrained", "ctx", "root"}
 
-#: GluonCV keywords the hub's factory does not take yet, by factory: the work left for issue 29
-#: item 13 (most change a named model's structure: stems, widths, anchors, fixed output sizes).
-#: The test fails when one of these becomes accepted (remove it here) or when a keyword is
-#: missing that is not listed, so the list can only shrink.
-NOT_YET_ACCEPTED: dict[str, set[str]] = {
-    "gluon_cv_core.models.action.i3d_resnet:i3d_resnet": {
-        'frozen_stages', 'inflate_stride', 'nonlocal_cfg', 'nonlocal_freq', 'nonlocal_stages', 'num_stages'},
-    "gluon_cv_core.models.action.i3d_resnet:i3d_slow_resnet": {
-        'frozen_stages', 'inflate_freq', 'inflate_stride', 'nonlocal_cfg', 'nonlocal_freq',
-        'nonlocal_stages', 'num_stages'},
-    "gluon_cv_core.models.action.p3d:p3d": {'block_design', 'shortcut_type'},
-    "gluon_cv_core.models.action.slowfast:slowfast": {
-        'block', 'num_block_temp_kernel_fast', 'num_block_temp_kernel_slow'},
-    "gluon_cv_core.models.depth.monodepth2:monodepth2": {'num_input_images', 'pretrained_base'},
-    "gluon_cv_core.models.depth.monodepth2:monodepth2_posenet": {'pretrained_base'},
-    "gluon_cv_core.models.detection.center_net:center_net": {'base_network', 'heads'},
-    "gluon_cv_core.models.detection.doublehead_rcnn:doublehead_rcnn": {'additional_output', 'features'},
-    "gluon_cv_core.models.detection.faster_rcnn:custom_faster_rcnn_fpn": {
-        'additional_output', 'box_features', 'dataset', 'features', 'norm_kwargs', 'norm_layer',
-        'num_box_head_conv', 'num_box_head_conv_filters', 'sym_norm_kwargs', 'sym_norm_layer',
-        'top_features', 'train_patterns'},
-    "gluon_cv_core.models.detection.faster_rcnn:faster_rcnn": {
-        'additional_output', 'box_features', 'features', 'top_features', 'train_patterns'},
-    "gluon_cv_core.models.detection.ssd:ssd": {
-        'anchor_generator', 'global_pool', 'min_depth', 'predictors_kernel', 'predictors_pad',
-        'reduce_ratio', 'use_1x1_transition', 'use_bn'},
-    "gluon_cv_core.models.detection.yolo3:yolo3": {'ignore_iou_thresh', 'pos_iou_thresh'},
-    "gluon_cv_core.models.pose.alpha_pose:alpha_pose": {'pretrained_base'},
-    "gluon_cv_core.models.pose.mobile_pose:mobile_pose": {'base_attrs', 'pretrained_ctx'},
-    "gluon_cv_core.models.pose.simple_pose:simple_pose": {
-        'final_conv_kernel', 'num_deconv_filters', 'num_deconv_kernels', 'num_deconv_layers',
-        'pretrained_ctx'},
-    "gluon_cv_core.models.segmentation.danet:danet": {'aux', 'dilated', 'height', 'width'},
-    "gluon_cv_core.models.segmentation.deeplab:deeplab": {'height', 'width'},
-    "gluon_cv_core.models.segmentation.deeplab_plus:deeplab_v3b_plus": {'aux', 'dilated', 'height', 'width'},
-    "gluon_cv_core.models.segmentation.fastscnn:fastscnn": {'height', 'width'},
-    "gluon_cv_core.models.segmentation.fcn:fcn": {'height', 'width'},
-    "gluon_cv_core.models.segmentation.icnet:icnet": {'aux', 'height', 'width'},
-    "gluon_cv_core.models.segmentation.mask_rcnn:mask_rcnn": {
-        'dataset', 'features', 'minimal_opset', 'norm_kwargs', 'norm_layer', 'num_box_head_conv',
-        'num_box_head_conv_filters', 'num_box_head_dense_filters', 'num_fpn_filters', 'sym_norm_kwargs',
-        'sym_norm_layer', 'top_features'},
-    "gluon_cv_core.models.segmentation.pspnet:psp": {'height', 'width'},
-    "gluon_hub._quantize:int8_model": {'tag'},
-}
-
 
 def _resolve(node: ast.expr, namespace: dict[str, Any]) -> Any:
     """The object a call's ``func`` expression names in ``namespace``, or None."""
@@ -178,7 +132,7 @@ def test_the_comparison_covers_the_zoo_and_sees_forwarded_keywords() -> None:
 def test_every_gluoncv_keyword_is_accepted() -> None:
     missing = missing_keywords()
     report = "\n".join(f"{path}: {', '.join(sorted(words))}" for path, words in sorted(missing.items()))
-    assert missing == NOT_YET_ACCEPTED, f"GluonCV keywords the hub's factories do not accept:\n{report}"
+    assert not missing, f"GluonCV keywords the hub's factories do not accept:\n{report}"
 
 
 @pytest.mark.parametrize("name, keywords_", [
@@ -295,3 +249,103 @@ def test_partial_bn_on_the_2d_inception_networks(name: str) -> None:
     norms = [b for b in _blocks(gluon_hub.load(name, partial_bn=True)) if isinstance(b, mx.gluon.nn.BatchNorm)]
     frozen = [bool(b._kwargs.get("use_global_stats")) for b in norms]
     assert len(frozen) > 50 and frozen[0] is False and all(frozen[1:])
+
+
+@pytest.mark.parametrize("name, keywords_", [
+    ("alpha_pose_resnet101_v1b_coco", {"pretrained_base": True}),
+    ("mobile_pose_mobilenet1.0", {"pretrained_ctx": mx.cpu(), "base_attrs": ("features",)}),
+    ("simple_pose_resnet18_v1b", {"pretrained_ctx": mx.cpu(), "num_deconv_layers": 3, "final_conv_kernel": 1,
+                                  "num_deconv_filters": (256, 256, 256), "num_deconv_kernels": (4, 4, 4)}),
+    ("fcn_resnet50_voc", {"height": None, "width": None}),
+    ("danet_resnet50_citys", {"aux": False, "dilated": True}),
+])
+def test_accepted_keywords_that_change_nothing_here(name: str, keywords_: dict[str, Any]) -> None:
+    """GluonCV's defaults, and keywords without an effect here (each factory's docstring says why)."""
+    assert _shapes(gluon_hub.load(name, **keywords_)) == _shapes(gluon_hub.load(name))
+
+
+def test_simple_pose_takes_gluoncvs_deconvolution_keywords() -> None:
+    net = gluon_hub.load("simple_pose_resnet18_v1b", num_deconv_filters=(64, 32), num_deconv_layers=2,
+                         num_deconv_kernels=(3, 3), final_conv_kernel=3)
+    net(mx.nd.zeros((1, 3, 64, 48)))  # shapes the deferred parameters
+    kernels = [p.shape for k, p in net._collect_params_with_prefix().items() if k.endswith("weight")
+               and len(p.shape) == 4][-3:]  # two deconvolutions, then the final convolution
+    assert [k[2:] for k in kernels] == [(3, 3), (3, 3), (3, 3)] and kernels[-1][1] == 32
+    with pytest.raises(ModelBuildError, match="one kernel"):
+        gluon_hub.load("simple_pose_resnet18_v1b", num_deconv_kernels=(4, 3, 4))
+    with pytest.raises(ModelBuildError, match="num_deconv_layers=2"):
+        gluon_hub.load("simple_pose_resnet18_v1b", num_deconv_layers=2)
+
+
+@pytest.mark.parametrize("name, keywords_, message", [
+    ("fcn_resnet50_voc", {"height": 480, "width": 480}, "always have the input's size"),
+    ("icnet_resnet50_citys", {"aux": True}, "Leave aux out"),
+    ("deeplab_v3b_plus_wideresnet_citys", {"dilated": False}, "Leave dilated out"),
+    ("mobile_pose_resnet18_v1b", {"base_attrs": ("features",)}, "Leave base_attrs out"),
+    ("resnet50_v1_int8", {"tag": "abc"}, r"pretrained='abc'"),
+])
+def test_keywords_the_hub_cannot_honour_say_what_to_do(name: str, keywords_: dict[str, Any], message: str) -> None:
+    with pytest.raises(ModelBuildError, match=message):
+        gluon_hub.load(name, **keywords_)
+
+
+def test_monodepth2_takes_more_input_frames_and_starts_its_encoder_as_gluoncv() -> None:
+    """``num_input_images`` stacks frames on the channels; ``pretrained_base`` copies the ImageNet
+    ResNet into the encoder, the stem's kernel repeated per frame and divided by their count."""
+    import numpy as np
+    from gluon_cv_core.models.depth.monodepth2 import monodepth2_posenet
+    from gluon_cv_core.models.resnetv1b import resnet_v1b
+
+    depth = gluon_hub.load("monodepth2_resnet18_kitti_mono_640x192", num_input_images=2)
+    assert len(depth(mx.nd.zeros((1, 6, 64, 96)))) == 4
+    resnet = resnet_v1b(18)
+    resnet.initialize(mx.init.Xavier())
+    resnet(mx.nd.zeros((1, 3, 32, 32)))
+    pose = monodepth2_posenet(num_input_images=3)
+    pose.encoder.start_from(resnet)
+    stem = resnet.conv1.weight.data().asnumpy()
+    np.testing.assert_allclose(pose.encoder.encoder.conv1.weight.data().asnumpy(),
+                               np.concatenate([stem] * 3, axis=1) / 3, rtol=1e-6)
+    np.testing.assert_array_equal(pose.encoder.encoder.layer4[1].conv2.weight.data().asnumpy(),
+                                  resnet.layer4[1].conv2.weight.data().asnumpy())
+
+
+@pytest.mark.parametrize("name, keywords_", [
+    ("i3d_resnet50_v1_kinetics400", {"frozen_stages": 2, "num_stages": 4, "inflate_stride": [1, 1, 1, 1],
+                                     "nonlocal_stages": (-1,), "nonlocal_freq": (0, 1, 1, 0)}),
+    ("i3d_slow_resnet101_f16s4_kinetics700", {"inflate_freq": (0, 0, 1, 1), "nonlocal_freq": (0, 0, 0, 0)}),
+    ("p3d_resnet50_kinetics400", {"block_design": ("A", "B", "C"), "shortcut_type": "B"}),
+    ("ssd_300_vgg16_atrous_voc", {"global_pool": False, "min_depth": 128, "predictors_kernel": (3, 3),
+                                  "predictors_pad": (1, 1), "reduce_ratio": 1.0, "use_1x1_transition": True,
+                                  "use_bn": True}),
+    ("yolo3_mobilenet0.25_voc", {"ignore_iou_thresh": 0.7, "pos_iou_thresh": 1.0}),
+    ("faster_rcnn_resnet50_v1b_voc", {"additional_output": False, "features": None}),
+    ("custom_faster_rcnn_fpn", {"dataset": "custom", "additional_output": False}),
+])
+def test_gluoncv_defaults_of_action_and_detection_models_build_the_same_shapes(
+        name: str, keywords_: dict[str, Any]) -> None:
+    assert _shapes(gluon_hub.load(name, **keywords_)) == _shapes(gluon_hub.load(name))
+
+
+@pytest.mark.parametrize("name, keyword, value", [
+    ("i3d_nl5_resnet50_v1_kinetics400", "nonlocal_cfg", {"nonlocal_type": "gaussian"}),
+    ("i3d_resnet50_v1_kinetics400", "num_stages", 3),
+    ("p3d_resnet50_kinetics400", "block_design", ("A", "A", "A")),
+    ("slowfast_4x16_resnet50_kinetics400", "num_block_temp_kernel_slow", 2),
+    ("center_net_resnet18_v1b_voc", "heads", object()),
+    ("ssd_300_vgg16_atrous_voc", "use_bn", False),
+    ("yolo3_mobilenet0.25_voc", "ignore_iou_thresh", 0.5),
+    ("faster_rcnn_resnet50_v1b_voc", "top_features", object()),
+    ("doublehead_rcnn_resnet50_v1b_voc", "additional_output", True),
+    ("custom_faster_rcnn_fpn", "num_box_head_conv", 2),
+    ("mask_rcnn_resnet18_v1b_coco", "num_fpn_filters", 128),
+])
+def test_action_and_detection_keywords_the_hub_cannot_build_are_refused(name: str, keyword: str, value: Any) -> None:
+    with pytest.raises(ModelBuildError, match=rf"ValueError: .*{keyword}=.*Leave {keyword} out"):
+        gluon_hub.load(name, **{keyword: value})
+
+
+def test_faster_rcnn_takes_gluoncvs_train_patterns() -> None:
+    net = gluon_hub.load("faster_rcnn_resnet50_v1b_voc", train_patterns="rpn")
+    trained = net.collect_train_params()
+    assert trained and all("rpn" in name for name in trained.keys())

@@ -163,9 +163,10 @@ def check_gluoncv_structure(model: str, given: dict[str, Any], built: dict[str, 
         have = built[keyword]
         if have is not BUILT_FROM_NAME and _plain(value) == _plain(have):
             continue
-        now = "builds it from the model name" if have is BUILT_FROM_NAME else f"has {keyword}={have!r}"
+        now = ("builds it from the model name" if have is BUILT_FROM_NAME
+               else f"has {keyword}={have!r} (which you may pass)")
         raise ValueError(
             f"{model}: {keyword}={value!r} would build a different network in GluonCV; the hub's "
-            f"{model} {now} and cannot rebuild it. Leave {keyword} out (or pass the value "
-            f"above), or build that network with GluonCV itself"
+            f"{model} {now} and cannot rebuild it. Leave {keyword} out, or build that network "
+            f"with GluonCV itself"
         )

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from gluon_hub import head_argument
 
-from .._common import HybridBlock, make_norm, nn
+from .._common import BUILT_FROM_NAME, HybridBlock, check_gluoncv_structure, make_norm, nn
 from ..norm import BatchNorm3D
 from .kinetics_start import start_from_kinetics
 from .layers3d import ClipClassifier, inflate_from_2d
@@ -227,7 +227,10 @@ def inflate_base(net: I3DResNet, resnet: Any) -> I3DResNet:
 
 @head_argument("nclass")
 def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pretrained_base: bool | str = False,
-               use_kinetics_pretrain: bool = False, use_tsn: bool = False, **options: Any) -> I3DResNet:
+               use_kinetics_pretrain: bool = False, use_tsn: bool = False, frozen_stages: int = -1,
+               num_stages: int | None = None, inflate_stride: Sequence[int] | None = None, nonlocal_cfg: Any = None,
+               nonlocal_stages: Sequence[int] | None = None, nonlocal_freq: Sequence[int] | None = None,
+               **options: Any) -> I3DResNet:
     """I3D on ResNet-``depth`` V1, with 0, 5 or 10 non-local blocks placed as GluonCV places them.
 
     Parameters
@@ -241,8 +244,20 @@ def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pre
         (through the hub's cache), all but the classifier, as GluonCV's UCF101/HMDB51 models did.
     use_tsn : accepted for GluonCV's call pattern and ignored: GluonCV 0.10 never reads it
         (``num_segments`` sets the consensus).
+    frozen_stages : accepted for GluonCV's call pattern and ignored: GluonCV 0.10 stores it and
+        never reads it.
+    num_stages, inflate_stride, nonlocal_cfg, nonlocal_stages, nonlocal_freq : GluonCV's keywords,
+        accepted with this network's own values (GluonCV's defaults; the non-local models take
+        them from ``nonlocal_blocks``); others raise ValueError.
     options : :class:`I3DResNet` arguments (``partial_bn``, ``dropout_ratio``, ``num_segments`` ...).
     """
+    check_gluoncv_structure(
+        f"I3D ResNet-{depth}",
+        {"num_stages": num_stages, "inflate_stride": inflate_stride, "nonlocal_cfg": nonlocal_cfg,
+         "nonlocal_stages": nonlocal_stages, "nonlocal_freq": nonlocal_freq},
+        {"num_stages": 4, "inflate_stride": (1, 1, 1, 1),
+         **(dict.fromkeys(("nonlocal_cfg", "nonlocal_stages", "nonlocal_freq"), BUILT_FROM_NAME) if nonlocal_blocks
+            else {"nonlocal_cfg": BUILT_FROM_NAME, "nonlocal_stages": (-1,), "nonlocal_freq": (0, 1, 1, 0)})})
     if nonlocal_blocks and (depth, nonlocal_blocks) not in NONLOCAL_PATTERNS:
         known = ", ".join(f"{d}/{n}" for d, n in NONLOCAL_PATTERNS)
         raise ValueError(f"no non-local layout for depth {depth} with {nonlocal_blocks} blocks; known: {known}")
@@ -264,13 +279,24 @@ def i3d_resnet(depth: int = 50, nclass: int = 400, nonlocal_blocks: int = 0, pre
 
 @head_argument("nclass")
 def i3d_slow_resnet(depth: int = 101, nclass: int = 700, pretrained_base: bool | str = False,
-                    use_tsn: bool = False, **options: Any) -> I3DResNet:
+                    use_tsn: bool = False, frozen_stages: int = -1, num_stages: int | None = None,
+                    inflate_freq: Sequence[int] | None = None, inflate_stride: Sequence[int] | None = None,
+                    nonlocal_cfg: Any = None, nonlocal_stages: Sequence[int] | None = None,
+                    nonlocal_freq: Sequence[int] | None = None, **options: Any) -> I3DResNet:
     """The Slow pathway of SlowFast as a network of its own (GluonCV's ``i3d_slow_*``): no
     temporal stride or pooling anywhere, 3x1x1 kernels in stages 3 and 4 only.
 
-    ``pretrained_base`` is refused: GluonCV trained these from scratch. ``use_tsn`` is accepted
-    for GluonCV's call pattern and ignored, as GluonCV 0.10 ignores it.
+    ``pretrained_base`` is refused: GluonCV trained these from scratch. ``use_tsn`` and
+    ``frozen_stages`` are accepted for GluonCV's call pattern and ignored, as GluonCV 0.10 ignores
+    them. ``num_stages``, ``inflate_freq``, ``inflate_stride`` and the ``nonlocal_*`` keywords are
+    accepted with this network's own values (GluonCV's); others raise ValueError.
     """
+    check_gluoncv_structure(
+        f"I3D Slow ResNet-{depth}",
+        {"num_stages": num_stages, "inflate_freq": inflate_freq, "inflate_stride": inflate_stride,
+         "nonlocal_cfg": nonlocal_cfg, "nonlocal_stages": nonlocal_stages, "nonlocal_freq": nonlocal_freq},
+        {"num_stages": 4, "inflate_freq": (0, 0, 1, 1), "inflate_stride": (1, 1, 1, 1),
+         "nonlocal_cfg": BUILT_FROM_NAME, "nonlocal_stages": (-1,), "nonlocal_freq": (0, 0, 0, 0)})
     if pretrained_base:
         raise ValueError("the Slow networks were trained from scratch; no 2D weights to inflate "
                          "(leave pretrained_base false)")

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import HybridBlock, make_norm, nn
+from .._common import HybridBlock, check_gluoncv_structure, make_norm, nn
 from ..norm import BatchNorm3D
 from .layers3d import check_clips
 
@@ -162,7 +162,8 @@ class P3D(HybridBlock):
 @head_argument("nclass")
 def p3d(depth: int = 50, nclass: int = 400, num_segments: int = 1, num_crop: int = 1, feat_ext: bool = False,
         dropout_ratio: float = 0.5, init_std: float = 0.001, norm_layer: Callable[..., HybridBlock] = BatchNorm3D,
-        norm_kwargs: dict | None = None, partial_bn: bool = False, pretrained_base: bool | str = False) -> P3D:
+        norm_kwargs: dict | None = None, partial_bn: bool = False, pretrained_base: bool | str = False,
+        block_design: tuple[str, ...] | None = None, shortcut_type: str | None = None) -> P3D:
     """P3D on a bottleneck ResNet of ``depth`` (50 or 101), trained from scratch.
 
     Parameters
@@ -177,7 +178,11 @@ def p3d(depth: int = 50, nclass: int = 400, num_segments: int = 1, num_crop: int
     partial_bn : freeze the running statistics of every norm but the stem's (GluonCV's ``partial_bn``).
     pretrained_base : accepted for GluonCV's call pattern and ignored: P3D has no ImageNet
         starting point, in GluonCV as here (GluonCV's P3D never reads it).
+    block_design, shortcut_type : GluonCV's keywords, accepted with this network's own values
+        (``("A", "B", "C")`` blocks in turn, projection shortcuts ``"B"``); others raise ValueError.
     """
+    check_gluoncv_structure(f"P3D ResNet-{depth}", {"block_design": block_design, "shortcut_type": shortcut_type},
+                            {"block_design": ("A", "B", "C"), "shortcut_type": "B"})
     if depth not in DEPTHS:
         raise ValueError(f"unknown P3D depth {depth!r}; known: {', '.join(map(str, DEPTHS))}")
     check_clips(num_segments, num_crop)

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import HybridBlock, make_norm, nn
+from .._common import BUILT_FROM_NAME, HybridBlock, check_gluoncv_structure, make_norm, nn
 from ..norm import BatchNorm3D
 from .kinetics_start import start_from_kinetics
 from .layers3d import check_clips
@@ -200,7 +200,8 @@ def slowfast(depth: int = 50, slow_frames: int = 4, fast_frames: int = 32, alpha
              init_std: float = 0.01, norm_layer: Callable[..., HybridBlock] = BatchNorm3D,
              norm_kwargs: dict | None = None, use_kinetics_pretrain: bool = False, pretrained_base: bool | str = False,
              use_tsn: bool = False, partial_bn: bool = False, bn_eval: bool = True, bn_frozen: bool = False,
-             frozen_stages: int = -1, **options: Any) -> SlowFast:
+             frozen_stages: int = -1, block: Any = None, num_block_temp_kernel_fast: int | None = None,
+             num_block_temp_kernel_slow: int | None = None, **options: Any) -> SlowFast:
     """SlowFast on a bottleneck ResNet of ``depth`` (50 or 101), trained from scratch.
 
     Parameters
@@ -224,8 +225,16 @@ def slowfast(depth: int = 50, slow_frames: int = 4, fast_frames: int = 32, alpha
     pretrained_base, use_tsn, partial_bn, bn_eval, bn_frozen, frozen_stages : accepted for
         GluonCV's call pattern and ignored: GluonCV 0.10's SlowFast stores them but never reads
         them (it has no ImageNet starting point and freezes nothing), so they change nothing there either.
+    block, num_block_temp_kernel_fast, num_block_temp_kernel_slow : GluonCV's keywords, accepted
+        left out only (GluonCV's bottleneck; ``temporal_kernel_blocks`` is the hub's way to give
+        fewer blocks a temporal kernel); others raise ValueError.
     options : other :class:`SlowFast` arguments (``beta_inv``, ``width_per_group`` ...).
     """
+    check_gluoncv_structure(
+        f"SlowFast ResNet-{depth}",
+        {"block": block, "num_block_temp_kernel_fast": num_block_temp_kernel_fast,
+         "num_block_temp_kernel_slow": num_block_temp_kernel_slow},
+        dict.fromkeys(("block", "num_block_temp_kernel_fast", "num_block_temp_kernel_slow"), BUILT_FROM_NAME))
     if depth not in DEPTHS:
         raise ValueError(f"unknown SlowFast depth {depth!r}; known: {', '.join(map(str, DEPTHS))}")
     if fast_frames != alpha * slow_frames:

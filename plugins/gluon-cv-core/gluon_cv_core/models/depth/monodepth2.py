@@ -22,7 +22,9 @@ upsampled maps with the encoder's).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
+
+from gluon_hub.compat import mx
 
 from .._common import HybridBlock, nn
 from ..resnetv1b import resnet_v1b
@@ -63,6 +65,17 @@ class ResnetEncoder(HybridBlock):
         with self.name_scope():
             # the stem's input channels are inferred: 3, or 6 for the pose network's frame pairs
             self.encoder = resnet_v1b(depth, variant)
+
+    def start_from(self, resnet: Any) -> None:
+        """Copy an ImageNet ResNet's parameters into the encoder, as GluonCV's ``pretrained_base``:
+        with several input frames, the stem's kernel is repeated for each and divided by their count."""
+        frames = self.in_channels // 3
+        own = self.encoder._collect_params_with_prefix()
+        for name, param in resnet._collect_params_with_prefix().items():
+            value = param.data()
+            if name == "conv1.weight" and frames > 1:
+                value = mx.nd.concat(*[value] * frames, dim=1) / frames
+            own[name]._load_init(value, None)  # MXNet's own loader: sets a deferred shape too
 
     def hybrid_forward(self, F, x):
         net = self.encoder
@@ -213,10 +226,10 @@ class MonoDepth2(_CheckedInput):
     ``[disp_3, disp_2, disp_1, disp_0]`` of shape ``(N, 1, H / 2**s, W / 2**s)``."""
 
     def __init__(self, backbone: str = "resnet18", scales: Sequence[int] = (0, 1, 2, 3),
-                 num_output_channels: int = 1, use_skips: bool = True) -> None:
+                 num_output_channels: int = 1, use_skips: bool = True, num_input_images: int = 1) -> None:
         super().__init__()
         with self.name_scope():
-            self.encoder = ResnetEncoder(backbone, num_input_images=1)
+            self.encoder = ResnetEncoder(backbone, num_input_images=num_input_images)
             self.decoder = DepthDecoder(self.encoder.num_ch_enc, scales, num_output_channels, use_skips)
 
     def hybrid_forward(self, F, x):
@@ -239,8 +252,18 @@ class MonoDepth2PoseNet(_CheckedInput):
         return self.decoder([self.encoder(x)])
 
 
+def _start_from_imagenet(net: Any, backbone: str, pretrained_base: bool | str) -> Any:
+    """``net`` with its encoder from the ImageNet ResNet's published weights, through the hub's cache."""
+    if pretrained_base:
+        from ..detection.features import backbone as classification_network
+
+        depth, variant = _check_backbone(backbone)
+        net.encoder.start_from(classification_network(f"resnet{depth}_v1{variant}", pretrained_base))
+    return net
+
+
 def monodepth2(backbone: str = "resnet18", scales: Sequence[int] = (0, 1, 2, 3), num_output_channels: int = 1,
-               use_skips: bool = True) -> MonoDepth2:
+               use_skips: bool = True, num_input_images: int = 1, pretrained_base: bool | str = False) -> MonoDepth2:
     """Monodepth2's depth network (GluonCV's ``monodepth2_resnet18_kitti_*_640x192``).
 
     Parameters
@@ -249,6 +272,9 @@ def monodepth2(backbone: str = "resnet18", scales: Sequence[int] = (0, 1, 2, 3),
     scales : the decoder stages (0 = full resolution) that output a disparity map.
     num_output_channels : channels of each disparity map.
     use_skips : concatenate the encoder's feature maps into the decoder.
+    num_input_images : frames stacked on the channel axis of the input (the published: 1).
+    pretrained_base : start the encoder from the ImageNet ResNet's weights (through the hub's
+        cache), as GluonCV's default does; the hub's default, False, never downloads unasked.
 
     Examples
     --------
@@ -256,11 +282,13 @@ def monodepth2(backbone: str = "resnet18", scales: Sequence[int] = (0, 1, 2, 3),
     >>> net.decoder.scales
     (0, 1, 2, 3)
     """
-    return MonoDepth2(backbone, scales, num_output_channels, use_skips)
+    return _start_from_imagenet(MonoDepth2(backbone, scales, num_output_channels, use_skips, num_input_images),
+                                backbone, pretrained_base)
 
 
 def monodepth2_posenet(backbone: str = "resnet18", num_input_images: int = 2, num_input_features: int = 1,
-                       num_frames_to_predict_for: int | None = 2, stride: int = 1) -> MonoDepth2PoseNet:
+                       num_frames_to_predict_for: int | None = 2, stride: int = 1,
+                       pretrained_base: bool | str = False) -> MonoDepth2PoseNet:
     """Monodepth2's pose network (GluonCV's ``monodepth2_resnet18_posenet_kitti_*_640x192``).
 
     Parameters
@@ -270,6 +298,8 @@ def monodepth2_posenet(backbone: str = "resnet18", num_input_images: int = 2, nu
     num_input_features : encoder outputs the head concatenates.
     num_frames_to_predict_for : poses predicted per input (``None``: ``num_input_features - 1``).
     stride : stride of the head's 3x3 convolutions.
+    pretrained_base : start the encoder from the ImageNet ResNet's weights (through the hub's
+        cache), its stem's kernel repeated for each frame and divided by their count, as GluonCV's.
 
     Examples
     --------
@@ -277,4 +307,6 @@ def monodepth2_posenet(backbone: str = "resnet18", num_input_images: int = 2, nu
     >>> net.encoder.in_channels
     6
     """
-    return MonoDepth2PoseNet(backbone, num_input_images, num_input_features, num_frames_to_predict_for, stride)
+    return _start_from_imagenet(
+        MonoDepth2PoseNet(backbone, num_input_images, num_input_features, num_frames_to_predict_for, stride),
+        backbone, pretrained_base)

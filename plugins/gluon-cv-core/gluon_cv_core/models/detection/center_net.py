@@ -32,7 +32,7 @@ import numpy as np
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import BatchNorm, make_norm
+from .._common import BUILT_FROM_NAME, BatchNorm, check_gluoncv_structure, make_norm
 from .boxes import class_index_map, nms_split
 from .classes import BY_DATASET, keep_named_classes
 from .features import backbone
@@ -378,6 +378,7 @@ class CenterNet(HybridBlock):
 @head_argument("classes", transfer=keep_named_classes)
 def center_net(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
                dcn: bool = False, norm_layer: Any = BatchNorm, norm_kwargs: dict | None = None,
+               base_network: Any = None, heads: Any = None,
                **options: Any) -> CenterNet:
     """A CenterNet detector on one of GluonCV's backbones.
 
@@ -390,7 +391,11 @@ def center_net(base: str, classes: Sequence[str] | str = "voc", pretrained_base:
     dcn : use modulated deformable convolutions (DCNv2) in the ResNet upsampling stages.
     norm_layer, norm_kwargs : normalization of the backbone and the upsampling stages.
     options : :class:`CenterNet` arguments (``topk``, ``flip_test``, ``head_conv_channel`` ...).
+    ``base_network`` and ``heads`` (GluonCV's blocks) are accepted left out only: the hub builds
+    them from the model's configuration.
     """
+    check_gluoncv_structure(f"CenterNet {base}", {"base_network": base_network, "heads": heads},
+                            dict.fromkeys(("base_network", "heads"), BUILT_FROM_NAME))
     if base not in BACKBONES:
         raise ValueError(f"unknown CenterNet backbone {base!r}; known: {', '.join(BACKBONES)}")
     names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)

@@ -17,6 +17,7 @@ from gluon_hub.compat import mx
 
 from .classes import BY_DATASET
 from .faster_rcnn import _C4, _VOC, FasterRCNN
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .features import backbone
 
 nn = mx.gluon.nn
@@ -67,13 +68,18 @@ class DoubleHeadRCNN(FasterRCNN):
 
 
 def doublehead_rcnn(classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
+                    features: Any = None, additional_output: bool | None = None,
                     **options: Any) -> DoubleHeadRCNN:
     """GluonCV's ``doublehead_rcnn_resnet50_v1b_voc``: ResNet-50-v1b with frozen BatchNorm,
     ``layer4`` on each 14x14 region, GluonCV's VOC recipe (:data:`.faster_rcnn.CONFIGS`).
 
     ``pretrained_base`` starts the backbone from its ImageNet weights (through the hub's
     cache); ``options`` override :class:`.faster_rcnn.FasterRCNN` arguments.
+    ``features`` (GluonCV's block) is accepted left out only, ``additional_output`` as False only:
+    the hub builds the network from its name and returns the detections alone.
     """
+    check_gluoncv_structure("doublehead_rcnn", {"features": features, "additional_output": additional_output},
+                            {"features": BUILT_FROM_NAME, "additional_output": False})
     names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)
     if isinstance(names, str) or not names:
         raise ValueError(f"classes must be 'voc', 'coco' or a non-empty list of names, got {classes!r}")

@@ -24,6 +24,7 @@ from gluon_hub.compat import mx
 from ..norm import SyncBatchNorm
 from .boxes import class_index_map
 from .classes import BY_DATASET, keep_named_classes
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .features import backbone
 from .fpn import fpn_features
 from .rpn import RPN
@@ -390,7 +391,9 @@ def _box_features(config: dict[str, Any], norm_kwargs: dict) -> HybridBlock | No
 
 @head_argument("classes", transfer=keep_named_classes)
 def faster_rcnn(config: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
-                transfer: str | None = None, num_devices: int = 0, **options: Any) -> FasterRCNN:
+                transfer: str | None = None, num_devices: int = 0, features: Any = None, top_features: Any = None,
+                box_features: Any = None, additional_output: bool | None = None, train_patterns: str | None = None,
+                **options: Any) -> FasterRCNN:
     """A Faster R-CNN in one of GluonCV's configurations.
 
     Parameters
@@ -406,7 +409,17 @@ def faster_rcnn(config: str, classes: Sequence[str] | str = "voc", pretrained_ba
     num_devices : devices the ``*_syncbn`` models synchronise BatchNorm over (0: all).
     options : :class:`FasterRCNN` arguments overriding the configuration's (``rpn_test_post_nms``,
         ``nms_thresh``, ``per_device_batch_size`` ...).
+    features, top_features, box_features : GluonCV's blocks, accepted left out only: the hub builds
+        them from ``config``.
+    additional_output : GluonCV's keyword, accepted as False only (the detections alone are returned).
+    train_patterns : the regular expression of the parameters ``collect_train_params`` returns,
+        replacing the configuration's (GluonCV's keyword).
     """
+    check_gluoncv_structure(f"Faster R-CNN {config}",
+                            {"features": features, "top_features": top_features, "box_features": box_features,
+                             "additional_output": additional_output},
+                            {**dict.fromkeys(("features", "top_features", "box_features"), BUILT_FROM_NAME),
+                             "additional_output": False})
     if config not in CONFIGS:
         raise ValueError(f"unknown Faster R-CNN configuration {config!r}; known: {', '.join(sorted(CONFIGS))}")
     names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)
@@ -438,7 +451,8 @@ def faster_rcnn(config: str, classes: Sequence[str] | str = "voc", pretrained_ba
         top = None
         patterns = "(?!.*moving)" if sync else _C4_TRAIN + "|P"
     return FasterRCNN(features, top, names, box_features=_box_features(spec, norm_kwargs),
-                      train_patterns=patterns, **{**spec["options"], **options})
+                      train_patterns=patterns if train_patterns is None else train_patterns,
+                      **{**spec["options"], **options})
 
 
 #: backbones GluonCV's ``custom_faster_rcnn_fpn`` builds its pyramid on
@@ -451,6 +465,11 @@ CUSTOM_FPN: dict[str, Any] = dict(_FPN, rpn_channel=256)
 def custom_faster_rcnn_fpn(classes: Sequence[str] | str = "voc", base_network_name: str = "resnet18_v1b",
                            pretrained_base: bool | str = False, transfer: str | None = None,
                            num_fpn_filters: int = 256, num_box_head_dense_filters: int = 1024,
+                           dataset: str = "custom", additional_output: bool | None = None,
+                           features: Any = None, top_features: Any = None, box_features: Any = None,
+                           norm_layer: Any = None, norm_kwargs: dict | None = None, sym_norm_layer: Any = None,
+                           sym_norm_kwargs: dict | None = None, num_box_head_conv: int | None = None,
+                           num_box_head_conv_filters: int | None = None, train_patterns: str | None = None,
                            **options: Any) -> FasterRCNN:
     """GluonCV's ``custom_faster_rcnn_fpn``: a feature pyramid on ``base_network_name`` (frozen
     BatchNorm), regions averaged 3x3/2 then two dense layers, for your own classes.
@@ -462,7 +481,17 @@ def custom_faster_rcnn_fpn(classes: Sequence[str] | str = "voc", base_network_na
     double-head module's copy, whose forward pass fails: it never computes the class features
     when a box head is given. This is the Faster R-CNN its ``faster_rcnn`` module defines.)
     ``transfer="coco"`` starts from the published ``faster_rcnn_fpn_<base>_coco`` model.
+
+    ``dataset`` is accepted for GluonCV's call pattern and ignored: it only names GluonCV's model.
+    ``additional_output`` is accepted as False only; GluonCV's blocks and layer options (``features``,
+    ``top_features``, ``box_features``, ``norm_layer``, ``norm_kwargs``, ``sym_norm_layer``,
+    ``sym_norm_kwargs``, ``num_box_head_conv``, ``num_box_head_conv_filters``, ``train_patterns``)
+    left out only: the hub builds them from ``base_network_name``; others raise ValueError.
     """
+    check_gluoncv_structure(
+        "custom_faster_rcnn_fpn",
+        {"additional_output": additional_output, **{k: v for k, v in locals().items() if k in ('features', 'top_features', 'box_features', 'norm_layer', 'norm_kwargs', 'sym_norm_layer', 'sym_norm_kwargs', 'num_box_head_conv', 'num_box_head_conv_filters', 'train_patterns')}},
+        {"additional_output": False, **dict.fromkeys(('features', 'top_features', 'box_features', 'norm_layer', 'norm_kwargs', 'sym_norm_layer', 'sym_norm_kwargs', 'num_box_head_conv', 'num_box_head_conv_filters', 'train_patterns'), BUILT_FROM_NAME)})
     if base_network_name not in CUSTOM_FPN_BASES:
         raise ValueError(f"base_network_name must be one of {', '.join(CUSTOM_FPN_BASES)}, got {base_network_name!r}")
     names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)

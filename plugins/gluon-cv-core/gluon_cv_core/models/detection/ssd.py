@@ -20,6 +20,7 @@ from gluon_hub.compat import mx
 
 from .boxes import SSDAnchorGenerator, class_index_map, decode_center_boxes, nms_split, per_class_detections
 from .classes import BY_DATASET, keep_named_classes
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .features import backbone, expand_features
 from .vgg_atrous import vgg16_atrous_features
 
@@ -247,6 +248,9 @@ def _features(config: dict[str, Any], pretrained_base: bool | str, norm_layer: A
 @head_argument("classes", transfer=keep_named_classes)
 def ssd(config: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
         transfer: str | None = None, norm_layer: Any = nn.BatchNorm, norm_kwargs: dict | None = None,
+        anchor_generator: Any = None, global_pool: bool | None = None, min_depth: int | None = None,
+        predictors_kernel: tuple[int, int] | None = None, predictors_pad: tuple[int, int] | None = None,
+        reduce_ratio: float | None = None, use_1x1_transition: bool | None = None, use_bn: bool | None = None,
         **options: Any) -> SSD:
     """An SSD detector in one of GluonCV's configurations.
 
@@ -264,7 +268,16 @@ def ssd(config: str, classes: Sequence[str] | str = "voc", pretrained_base: bool
     norm_layer, norm_kwargs : normalization class of the backbone (``SyncBatchNorm`` for
         multi-device training) and its extra arguments.
     options : :class:`SSD` arguments (``nms_thresh``, ``post_nms``, ``anchor_alloc_size`` ...).
+    ``anchor_generator`` (GluonCV's class) is accepted left out only; ``global_pool``, ``min_depth``,
+    ``predictors_kernel``, ``predictors_pad``, ``reduce_ratio``, ``use_1x1_transition`` and ``use_bn``
+    with GluonCV's defaults only, which every published SSD uses: others raise ValueError.
     """
+    check_gluoncv_structure(
+        f"SSD {config}",
+        {"anchor_generator": anchor_generator, "global_pool": global_pool, "min_depth": min_depth,
+         "predictors_kernel": predictors_kernel, "predictors_pad": predictors_pad, "reduce_ratio": reduce_ratio,
+         "use_1x1_transition": use_1x1_transition, "use_bn": use_bn},
+        {"anchor_generator": BUILT_FROM_NAME, **{'global_pool': False, 'min_depth': 128, 'predictors_kernel': (3, 3), 'predictors_pad': (1, 1), 'reduce_ratio': 1.0, 'use_1x1_transition': True, 'use_bn': True}})
     if config not in CONFIGS:
         raise ValueError(f"unknown SSD configuration {config!r}; known: {', '.join(sorted(CONFIGS))}")
     names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)

@@ -20,7 +20,7 @@ import numpy as np
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import BatchNorm, conv_norm
+from .._common import BatchNorm, check_gluoncv_structure, conv_norm
 from .boxes import class_index_map, nms_split, per_class_detections, yolo_offset_grid
 from .classes import BY_DATASET, keep_named_classes
 from .features import backbone
@@ -205,6 +205,7 @@ class YOLOV3(HybridBlock):
 @head_argument("classes", transfer=keep_named_classes)
 def yolo3(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
           transfer: str | None = None, norm_layer: Any = BatchNorm, norm_kwargs: dict | None = None,
+          ignore_iou_thresh: float | None = None, pos_iou_thresh: float | None = None,
           **options: Any) -> YOLOV3:
     """A YOLOv3 detector on one of GluonCV's backbones.
 
@@ -218,7 +219,13 @@ def yolo3(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool
         backbone and keep the classes both share (GluonCV's ``*_custom(..., transfer=...)``).
     norm_layer, norm_kwargs : normalization of the backbone and the detection layers.
     options : :class:`YOLOV3` arguments (``nms_thresh``, ``post_nms``, ``alloc_size`` ...).
+    ``ignore_iou_thresh`` and ``pos_iou_thresh`` (GluonCV's training-target thresholds, stored on its
+    network) are accepted with GluonCV's values, 0.7 and 1.0, which the hub's training uses; the
+    recipe takes another ``ignore_iou_thresh`` (``detection_training.yolo3.YOLO3Recipe``), so the
+    network refuses one.
     """
+    check_gluoncv_structure(f"YOLOv3 {base}", {"ignore_iou_thresh": ignore_iou_thresh, "pos_iou_thresh": pos_iou_thresh},
+                            {"ignore_iou_thresh": 0.7, "pos_iou_thresh": 1.0})
     if base not in BACKBONES:
         raise ValueError(f"unknown YOLOv3 backbone {base!r}; known: {', '.join(BACKBONES)}")
     names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)

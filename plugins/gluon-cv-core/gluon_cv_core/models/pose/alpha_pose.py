@@ -106,7 +106,7 @@ class AlphaPose(HybridBlock):
 
 @head_argument("num_joints")
 def alpha_pose(num_layers: int = 101, num_joints: int = 17, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-               norm_kwargs: dict | None = None) -> AlphaPose:
+               norm_kwargs: dict | None = None, pretrained_base: bool | str = False) -> AlphaPose:
     """AlphaPose on an SE-ResNet-``num_layers`` V1b (GluonCV publishes 101 for COCO).
 
     Parameters
@@ -114,6 +114,9 @@ def alpha_pose(num_layers: int = 101, num_joints: int = 17, norm_layer: Callable
     num_layers : 50 or 101.
     num_joints : keypoints (heatmaps) to predict; 17 for COCO.
     norm_layer, norm_kwargs : normalization everywhere (``SyncBatchNorm`` for multi-device training).
+    pretrained_base : accepted for GluonCV's call pattern and ignored: GluonCV's downloads the
+        ImageNet SE-ResNet but loads it into that network itself, never into AlphaPose's, so its
+        AlphaPose starts at random either way, as here.
     """
     options = {"norm_layer": norm_layer, "norm_kwargs": norm_kwargs}
     return AlphaPose(SEResNetV1b(num_layers, **options), num_joints, **options)

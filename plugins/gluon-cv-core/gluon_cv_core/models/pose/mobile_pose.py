@@ -13,7 +13,7 @@ from typing import Any
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import HybridBlock, nn
+from .._common import HybridBlock, check_gluoncv_structure, nn
 from .layers import DUC
 from .simple_pose import RESNET_LAYERS
 
@@ -53,7 +53,7 @@ class MobilePose(HybridBlock):
 
 @head_argument("num_joints")
 def mobile_pose(backbone: str = "mobilenet1.0", num_joints: int = 17,
-                pretrained_base: bool | str = False) -> MobilePose:
+                pretrained_base: bool | str = False, base_attrs: Any = None, pretrained_ctx: Any = None) -> MobilePose:
     """Mobile Pose on one of GluonCV's backbones (see :data:`BACKBONES`).
 
     Parameters
@@ -61,12 +61,18 @@ def mobile_pose(backbone: str = "mobilenet1.0", num_joints: int = 17,
     backbone : the classification network whose features are upsampled.
     num_joints : keypoints (heatmaps) to predict; 17 for COCO.
     pretrained_base : start the backbone from its ImageNet weights through the hub's cache.
+    base_attrs : GluonCV's keyword, accepted with the backbone's own layers (``("features",)``,
+        or the ResNet's stem and stages); others raise ValueError.
+    pretrained_ctx : accepted for GluonCV's call pattern and ignored: the hub reads the
+        backbone's weights on the CPU; ``gluon_hub.load(..., ctx=)`` places the whole network.
     """
     from ..detection.features import backbone as classification_network
 
     if backbone not in BACKBONES:
         raise ValueError(f"unknown Mobile Pose backbone {backbone!r}; known: {', '.join(BACKBONES)}")
     drop = BACKBONES[backbone]
+    check_gluoncv_structure(backbone, {"base_attrs": base_attrs},
+                            {"base_attrs": RESNET_LAYERS if drop is None else ("features",)})
     base = classification_network(backbone, pretrained_base)
     features = nn.HybridSequential()
     if drop is None:

@@ -13,7 +13,7 @@ from typing import Any
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import HybridBlock, nn
+from .._common import HybridBlock, check_gluoncv_structure, nn
 
 __all__ = ["SimplePoseResNet", "simple_pose", "BACKBONES"]
 
@@ -60,7 +60,9 @@ class SimplePoseResNet(HybridBlock):
 
 @head_argument("num_joints")
 def simple_pose(backbone: str = "resnet50_v1b", num_joints: int = 17, pretrained_base: bool | str = False,
-                **options: Any) -> SimplePoseResNet:
+                num_deconv_filters: tuple[int, ...] | None = None, num_deconv_layers: int | None = None,
+                num_deconv_kernels: tuple[int, ...] | None = None, final_conv_kernel: int | None = None,
+                pretrained_ctx: Any = None, **options: Any) -> SimplePoseResNet:
     """Simple Pose on one of GluonCV's ResNets (see :data:`BACKBONES`).
 
     Parameters
@@ -68,12 +70,29 @@ def simple_pose(backbone: str = "resnet50_v1b", num_joints: int = 17, pretrained
     backbone : the classification network whose stem and stages extract features.
     num_joints : keypoints (heatmaps) to predict; 17 for COCO.
     pretrained_base : start the backbone from its ImageNet weights through the hub's cache.
+    num_deconv_filters, num_deconv_layers, num_deconv_kernels, final_conv_kernel : GluonCV's
+        names of ``deconv_channels`` (its length is the layer count), ``deconv_kernel`` (one
+        kernel for every layer here: a list must repeat it) and ``final_kernel``.
+    pretrained_ctx : accepted for GluonCV's call pattern and ignored: the hub reads the
+        backbone's weights on the CPU; ``gluon_hub.load(..., ctx=)`` places the whole network.
     options : :class:`SimplePoseResNet` arguments (``deconv_channels`` ...).
     """
     from ..detection.features import backbone as classification_network
 
     if backbone not in BACKBONES:
         raise ValueError(f"unknown Simple Pose backbone {backbone!r}; known: {', '.join(BACKBONES)}")
+    if num_deconv_filters is not None:
+        options["deconv_channels"] = tuple(num_deconv_filters)
+    channels = options.get("deconv_channels", (256, 256, 256))
+    check_gluoncv_structure(backbone, {"num_deconv_layers": num_deconv_layers}, {"num_deconv_layers": len(channels)})
+    if num_deconv_kernels is not None:
+        kernels = set(num_deconv_kernels)
+        if len(kernels) != 1 or len(num_deconv_kernels) != len(channels):
+            raise ValueError(f"num_deconv_kernels={num_deconv_kernels!r}: the hub's Simple Pose uses one kernel "
+                             f"for all {len(channels)} deconvolutions; pass that kernel {len(channels)} times")
+        options["deconv_kernel"] = kernels.pop()
+    if final_conv_kernel is not None:
+        options["final_kernel"] = final_conv_kernel
     base = classification_network(backbone, pretrained_base)
     resnet = nn.HybridSequential()
     for layer in RESNET_LAYERS:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 from .._common import BatchNorm, HybridBlock, check_choice
 from .classes import BY_DATASET
 
-__all__ = ["BACKBONES", "SegBaseModel", "class_names", "dilated_backbone", "resize_like"]
+__all__ = ["BACKBONES", "SegBaseModel", "check_output_size", "class_names", "dilated_backbone", "resize_like"]
 
 #: GluonCV's segmentation backbone names -> the plugin's classification model built dilated
 BACKBONES: dict[str, str] = {
@@ -55,6 +55,16 @@ def class_names(classes: str | Sequence[str]) -> tuple[str, ...]:
         raise ValueError(f"classes must be one of {', '.join(sorted(BY_DATASET))} or a non-empty list "
                          f"of class names, got {classes!r}")
     return names
+
+
+def check_output_size(model: str, height: int | None, width: int | None) -> None:
+    """Refuse GluonCV's ``height``/``width``: they fix the size GluonCV resizes its outputs to
+    (``crop_size`` when left out), where the hub's outputs always take the input's size."""
+    if height is not None or width is not None:
+        raise ValueError(
+            f"{model}: height={height!r}, width={width!r} fix the size of GluonCV's outputs; the hub's "
+            "outputs always have the input's size. Leave height and width out and resize the input "
+            "(or the output) to the size you need")
 
 
 def resize_like(F: Any, x: Any, like: Any) -> Any:

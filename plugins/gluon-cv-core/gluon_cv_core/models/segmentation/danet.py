@@ -15,8 +15,8 @@ from typing import Any, Callable, Sequence
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import BatchNorm, add_conv_norm
-from .base import SegBaseModel, class_names, resize_like
+from .._common import BatchNorm, add_conv_norm, check_gluoncv_structure
+from .base import SegBaseModel, check_output_size, class_names, resize_like
 
 nn = mx.gluon.nn
 HybridBlock = mx.gluon.HybridBlock
@@ -119,9 +119,16 @@ class DANet(SegBaseModel):
 @head_argument("classes", count=lambda classes: len(class_names(classes)))
 def danet(backbone: str = "resnet50", classes: str | Sequence[str] = "citys", pretrained_base: bool | str = False,
           base_size: int = 520, crop_size: int = 480, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-          norm_kwargs: dict | None = None) -> DANet:
+          norm_kwargs: dict | None = None,
+          height: int | None = None, width: int | None = None, aux: bool | None = None,
+          dilated: bool | None = None) -> DANet:
     """DANet on a dilated ``backbone`` (GluonCV's ``resnet50``, ``resnet101``) for ``classes``
     (``"citys"`` ... or a list of names).
+
+    ``height`` and ``width`` (GluonCV's fixed output size) are accepted left out only: the outputs
+    always have the input's size (:func:`~.base.check_output_size`).
+    ``aux`` and ``dilated`` are GluonCV's keywords, accepted with this network's own values
+    (no auxiliary head, a dilated backbone); others raise ValueError.
 
     Examples
     --------
@@ -129,6 +136,8 @@ def danet(backbone: str = "resnet50", classes: str | Sequence[str] = "citys", pr
     >>> net.nclass
     19
     """
+    check_output_size("danet", height, width)
+    check_gluoncv_structure("danet", {"aux": aux, "dilated": dilated}, {"aux": False, "dilated": True})
     return DANet(classes, backbone, pretrained_base, base_size, crop_size, norm_layer, norm_kwargs)
 
 

@@ -12,7 +12,7 @@ from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import class_names, resize_like
+from .base import check_output_size, class_names, resize_like
 from .fcn import HeadedSegModel
 
 __all__ = ["ASPP", "DeepLabV3", "deeplab"]
@@ -101,9 +101,13 @@ class DeepLabV3(HeadedSegModel):
 @head_argument("classes", count=lambda classes: len(class_names(classes)))
 def deeplab(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: bool = True,
             pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
-            norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> DeepLabV3:
+            norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+            height: int | None = None, width: int | None = None) -> DeepLabV3:
     """DeepLabV3 on a dilated ``backbone`` (``resnet50`` ... ``resnet152``, ``resnest50`` ...
     ``resnest269``) for ``classes``.
+
+    ``height`` and ``width`` (GluonCV's fixed output size) are accepted left out only: the outputs
+    always have the input's size (:func:`~.base.check_output_size`).
 
     Examples
     --------
@@ -111,4 +115,5 @@ def deeplab(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", au
     >>> net.nclass, net.crop_size
     (19, 768)
     """
+    check_output_size("deeplab", height, width)
     return DeepLabV3(classes, backbone, aux, pretrained_base, base_size, crop_size, norm_layer, norm_kwargs)

@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
-from .._common import add_conv_norm, make_norm
-from .base import class_names, resize_like
+from .._common import add_conv_norm, check_gluoncv_structure, make_norm
+from .base import check_output_size, class_names, resize_like
 from .wideresnet import wider_resnet38_modules
 
 nn = mx.gluon.nn
@@ -126,7 +126,9 @@ class DeepLabV3PlusWRN(HybridBlock):
 def deeplab_v3b_plus(backbone: str = "wideresnet", classes: str | Sequence[str] = "citys",
                      pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
                      norm_layer: Callable[..., HybridBlock] = nn.BatchNorm,
-                     norm_kwargs: dict | None = None) -> DeepLabV3PlusWRN:
+                     norm_kwargs: dict | None = None,
+                     height: int | None = None, width: int | None = None, aux: bool | None = None,
+                     dilated: bool | None = None) -> DeepLabV3PlusWRN:
     """DeepLabV3+ on Wide ResNet-38 as GluonCV builds it (``deeplab_v3b_plus_wideresnet_citys``)
     for ``classes`` (``"citys"`` ... or a list of names).
 
@@ -134,7 +136,14 @@ def deeplab_v3b_plus(backbone: str = "wideresnet", classes: str | Sequence[str] 
     ``pretrained_base`` must be false: no ImageNet weights of WRN-38 were published with GluonCV
     (which ignores the option and starts the backbone from random values); ``pretrained=True``
     gives the Cityscapes weights of the whole model.
+
+    ``height`` and ``width`` (GluonCV's fixed output size) are accepted left out only: the outputs
+    always have the input's size (:func:`~.base.check_output_size`).
+    ``aux`` and ``dilated`` are GluonCV's keywords, accepted with this network's own values
+    (no auxiliary head, a dilated backbone); others raise ValueError.
     """
+    check_output_size("deeplab_v3b_plus", height, width)
+    check_gluoncv_structure("deeplab_v3b_plus", {"aux": aux, "dilated": dilated}, {"aux": False, "dilated": True})
     if backbone != "wideresnet":
         raise ValueError(f"DeepLabV3+ (v3b) is built on backbone='wideresnet' only, got {backbone!r}")
     if pretrained_base:

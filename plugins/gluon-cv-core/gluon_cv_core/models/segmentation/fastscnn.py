@@ -18,7 +18,7 @@ from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
 from .._common import add_conv_norm, make_norm
-from .base import class_names, resize_like
+from .base import check_output_size, class_names, resize_like
 from .fcn import HEAD_LR_MULT
 from .pspnet import PyramidPooling
 
@@ -217,12 +217,16 @@ class FastSCNN(HybridBlock):
 @head_argument("classes", count=lambda classes: len(class_names(classes)))
 def fastscnn(classes: str | Sequence[str] = "citys", aux: bool = True, pretrained_base: bool | str = False,
              base_size: int = 2048, crop_size: int = 1024, norm_layer: Callable[..., HybridBlock] = nn.BatchNorm,
-             norm_kwargs: dict | None = None) -> FastSCNN:
+             norm_kwargs: dict | None = None,
+             height: int | None = None, width: int | None = None) -> FastSCNN:
     """Fast-SCNN as GluonCV builds it (``fastscnn_citys``) for ``classes`` (``"citys"`` ... or
     a list of names).
 
     ``pretrained_base`` must be false: Fast-SCNN has no ImageNet backbone (it is trained from
     scratch); ``pretrained=True`` gives the Cityscapes weights.
+
+    ``height`` and ``width`` (GluonCV's fixed output size) are accepted left out only: the outputs
+    always have the input's size (:func:`~.base.check_output_size`).
 
     Examples
     --------
@@ -230,6 +234,7 @@ def fastscnn(classes: str | Sequence[str] = "citys", aux: bool = True, pretraine
     >>> len(net.classes), net.aux
     (19, True)
     """
+    check_output_size("fastscnn", height, width)
     if pretrained_base:
         raise ValueError("Fast-SCNN is trained from scratch and has no pretrained backbone; "
                          "leave pretrained_base false (use pretrained=True for the Cityscapes weights)")

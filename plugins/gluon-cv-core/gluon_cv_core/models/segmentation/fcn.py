@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from gluon_hub import head_argument
 
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import SegBaseModel, class_names
+from .base import SegBaseModel, check_output_size, class_names
 
 __all__ = ["FCN", "FCNHead", "HeadedSegModel", "fcn"]
 
@@ -81,8 +81,12 @@ def aux_head(in_channels: int, nclass: int, norm_layer: Callable[..., HybridBloc
 @head_argument("classes", count=lambda classes: len(class_names(classes)))
 def fcn(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: bool = True,
         pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
-        norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> FCN:
+        norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+        height: int | None = None, width: int | None = None) -> FCN:
     """FCN on a dilated ``backbone`` (``resnet50``, ``resnet101`` ...) for ``classes``.
+
+    ``height`` and ``width`` (GluonCV's fixed output size) are accepted left out only: the outputs
+    always have the input's size (:func:`~.base.check_output_size`).
 
     Examples
     --------
@@ -90,4 +94,5 @@ def fcn(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: b
     >>> net.nclass, net.aux
     (21, True)
     """
+    check_output_size("fcn", height, width)
     return FCN(classes, backbone, aux, pretrained_base, base_size, crop_size, norm_layer, norm_kwargs)

@@ -19,8 +19,8 @@ from typing import Any, Callable, Sequence
 
 from gluon_hub import head_argument
 
-from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import SegBaseModel, class_names, resize_like
+from .._common import BatchNorm, HybridBlock, check_gluoncv_structure, make_norm, nn
+from .base import SegBaseModel, check_output_size, class_names, resize_like
 from .fcn import HEAD_LR_MULT
 from .pspnet import PyramidPooling
 
@@ -141,9 +141,14 @@ class ICNet(SegBaseModel):
 @head_argument("classes", count=lambda classes: len(class_names(classes)))
 def icnet(backbone: str = "resnet50", classes: str | Sequence[str] = "citys", pretrained_base: bool | str = False,
           base_size: int = 520, crop_size: int = 480, norm_layer: Callable[..., HybridBlock] = BatchNorm,
-          norm_kwargs: dict | None = None, lr_mult: float = HEAD_LR_MULT) -> ICNet:
+          norm_kwargs: dict | None = None, lr_mult: float = HEAD_LR_MULT,
+          height: int | None = None, width: int | None = None, aux: bool | None = None) -> ICNet:
     """ICNet on a dilated ``backbone`` (GluonCV's ``resnet50``) for ``classes``
     (``"citys"``, ``"mhpv1"`` ... or a list of names).
+
+    ``height`` and ``width`` (GluonCV's fixed output size) are accepted left out only: the outputs
+    always have the input's size (:func:`~.base.check_output_size`).
+    ``aux`` is GluonCV's keyword, accepted as False only: the cascade's outputs are always returned.
 
     Examples
     --------
@@ -151,6 +156,8 @@ def icnet(backbone: str = "resnet50", classes: str | Sequence[str] = "citys", pr
     >>> net.nclass
     19
     """
+    check_output_size("icnet", height, width)
+    check_gluoncv_structure("icnet", {"aux": aux}, {"aux": False})
     return ICNet(classes, backbone, pretrained_base, base_size, crop_size, norm_layer, norm_kwargs, lr_mult)
 
 

@@ -24,6 +24,7 @@ from gluon_hub.compat import mx
 from ..detection.boxes import class_index_map
 from ..detection.classes import BY_DATASET
 from ..detection.faster_rcnn import _C4, _TAPS, FasterRCNN
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from ..detection.features import _shared, backbone, gluoncv_names
 from ..detection.fpn import fpn_features
 from ..norm import SyncBatchNorm
@@ -190,6 +191,11 @@ def _box_head(layers: Sequence[str], norm_kwargs: dict) -> HybridBlock | None:
 
 def mask_rcnn(config: str, classes: Sequence[str] | str = "coco", pretrained_base: bool | str = False,
               transfer: str | None = None, num_devices: int = 0, base_network_name: str | None = None,
+              dataset: str | None = None, minimal_opset: bool | None = None,
+              features: Any = None, top_features: Any = None, norm_layer: Any = None, norm_kwargs: dict | None = None,
+              sym_norm_layer: Any = None, sym_norm_kwargs: dict | None = None, num_box_head_conv: int | None = None,
+              num_box_head_conv_filters: int | None = None, num_box_head_dense_filters: int | None = None,
+              num_fpn_filters: int | None = None,
               **options: Any) -> MaskRCNN:
     """A Mask R-CNN in one of GluonCV's configurations.
 
@@ -207,7 +213,17 @@ def mask_rcnn(config: str, classes: Sequence[str] | str = "coco", pretrained_bas
         ``resnet50_v1b`` or ``resnet101_v1d``.
     options : :class:`MaskRCNN` arguments overriding the configuration's (``rcnn_max_dets``,
         ``rpn_test_post_nms``, ``per_device_batch_size`` ...).
+
+    ``dataset`` is accepted for GluonCV's call pattern and ignored: it only names GluonCV's model.
+    ``minimal_opset`` is accepted as False only; GluonCV's blocks and layer options (``features``,
+    ``top_features``, ``norm_layer``, ``norm_kwargs``, ``sym_norm_layer``, ``sym_norm_kwargs``,
+    ``num_box_head_conv``, ``num_box_head_conv_filters``, ``num_box_head_dense_filters``,
+    ``num_fpn_filters``) left out only: the hub builds them from ``config``; others raise ValueError.
     """
+    check_gluoncv_structure(
+        f"Mask R-CNN {config}",
+        {"minimal_opset": minimal_opset, **{k: v for k, v in locals().items() if k in ('features', 'top_features', 'norm_layer', 'norm_kwargs', 'sym_norm_layer', 'sym_norm_kwargs', 'num_box_head_conv', 'num_box_head_conv_filters', 'num_box_head_dense_filters', 'num_fpn_filters')}},
+        {"minimal_opset": False, **dict.fromkeys(('features', 'top_features', 'norm_layer', 'norm_kwargs', 'sym_norm_layer', 'sym_norm_kwargs', 'num_box_head_conv', 'num_box_head_conv_filters', 'num_box_head_dense_filters', 'num_fpn_filters'), BUILT_FROM_NAME)})
     if config not in CONFIGS:
         raise ValueError(f"unknown Mask R-CNN configuration {config!r}; known: {', '.join(sorted(CONFIGS))}")
     names = BY_DATASET.get(classes, classes) if isinstance(classes, str) else tuple(classes)

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 from gluon_hub import head_argument
 
 from .._common import BatchNorm, HybridBlock, make_norm, nn
-from .base import class_names, resize_like
+from .base import check_output_size, class_names, resize_like
 from .fcn import HeadedSegModel
 
 __all__ = ["PSPNet", "PyramidPooling", "psp"]
@@ -74,8 +74,12 @@ class PSPNet(HeadedSegModel):
 @head_argument("classes", count=lambda classes: len(class_names(classes)))
 def psp(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: bool = True,
         pretrained_base: bool | str = False, base_size: int = 520, crop_size: int = 480,
-        norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None) -> PSPNet:
+        norm_layer: Callable[..., HybridBlock] = BatchNorm, norm_kwargs: dict | None = None,
+        height: int | None = None, width: int | None = None) -> PSPNet:
     """PSPNet on a dilated ``backbone`` (``resnet50``, ``resnet101`` ...) for ``classes``.
+
+    ``height`` and ``width`` (GluonCV's fixed output size) are accepted left out only: the outputs
+    always have the input's size (:func:`~.base.check_output_size`).
 
     Examples
     --------
@@ -83,4 +87,5 @@ def psp(backbone: str = "resnet50", classes: str | Sequence[str] = "voc", aux: b
     >>> net.nclass
     150
     """
+    check_output_size("psp", height, width)
     return PSPNet(classes, backbone, aux, pretrained_base, base_size, crop_size, norm_layer, norm_kwargs)
