@@ -146,6 +146,7 @@ def quantize(
             calib_data=None if mode == "none" else _BatchIter(mx, batches, shapes),
             data_shapes=shapes, calib_mode=mode, ctx=mx.cpu(), LayerOutputCollector=collector,
         )
+        int8 = _with_plain_dense_inputs(mx, int8, [d.name for d in shapes])
     if collector is not None and preset:
         unknown = sorted(set(preset) - collector.seen)
         if unknown:
@@ -200,9 +201,59 @@ def int8_operators(block: Any) -> list[str]:
     for node in json.loads(graph[1].tojson())["nodes"]:
         if node["op"].startswith(_INT8_PREFIXES):
             ops.add(node["op"])
-        elif node["op"].startswith("_sg_mkldnn_") and node.get("attrs", {}).get("quantized") == "true":
+        # a convolution writes its flag as "true", a dense layer as "True"
+        elif node["op"].startswith("_sg_mkldnn_") and node.get("attrs", {}).get("quantized", "").lower() == "true":
             ops.add(node["op"])
     return sorted(ops)
+
+
+def _with_plain_dense_inputs(mx: Any, int8: Any, input_names: Sequence[str]) -> Any:
+    """``int8`` with a ``Reshape`` to 2-D in front of each fused dense layer's data input.
+
+    MXNet 1.9.1's fused oneDNN dense layer (``SgMKLDNNFCOp::Forward``) decides at its first
+    run whether its input must be reordered out of oneDNN's blocked layout, and never checks
+    again. In the cached graph (``static_shape=True``) of SE-ResNeXt and SENet-154 the 4-D
+    pooled input reaches the last dense layer in a different layout from the second call on,
+    which then fails inside the graph with "We can't generate TBlob for MKLDNN data": the
+    outputs are never made, so no operator added after them helps (Cast, copy, reshape,
+    Flatten there all fail alike). Fed through a 2-D ``Reshape``, the dense layer gets a
+    plain array on every call (checked over repeated calls on both models).
+    ``static_shape=False`` also avoids it but ran 3 to 18 times slower on these CPUs. The reshape is the one the layer makes itself (``flatten=True``: batch
+    axis, then the rest), so outputs are bit-identical; a layer with ``flatten=False`` keeps
+    its input axes and is left as it is.
+    """
+    import json
+
+    graph = json.loads(int8._cached_graph[1].tojson())
+    nodes: list[dict[str, Any]] = []
+    where: dict[int, int] = {}
+    for index, node in enumerate(graph["nodes"]):
+        node = {**node, "inputs": [[where[e[0]], *e[1:]] for e in node["inputs"]]}
+        if node["op"] == "_sg_mkldnn_fully_connected" and _flattens(node):
+            nodes.append({"op": "Reshape", "name": f"{node['name']}_plain_input", "attrs": {"shape": "(0, -1)"},
+                          "inputs": [node["inputs"][0]]})
+            node["inputs"][0] = [len(nodes) - 1, 0, 0]
+        where[index] = len(nodes)
+        nodes.append(node)
+    if len(nodes) == len(graph["nodes"]):
+        return int8
+    graph.update(nodes=nodes, arg_nodes=[where[i] for i in graph["arg_nodes"]],
+                 heads=[[where[h[0]], *h[1:]] for h in graph["heads"]])
+    graph.pop("node_row_ptr", None)  # optional: recomputed from the nodes when loading
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Cannot decide type")
+        rebuilt = mx.gluon.SymbolBlock(mx.sym.load_json(json.dumps(graph)), [mx.sym.var(n) for n in input_names])
+    old = int8.collect_params()
+    for name, param in rebuilt.collect_params().items():
+        # int8 weights keep their dtype, as quantize_net_v2 loads them
+        param._load_init(old[name].data(), mx.cpu(), cast_dtype=True, dtype_source="saved")
+    return rebuilt
+
+
+def _flattens(node: Mapping[str, Any]) -> bool:
+    """Whether a fused dense node flattens its input to (batch, rest), as ``Dense`` does by default."""
+    inner = [n for n in node["subgraphs"][0]["nodes"] if n["op"] == "FullyConnected"]
+    return bool(inner) and inner[0].get("attrs", {}).get("flatten", "True").lower() == "true"
 
 
 def _float32_layers(int8: Any, exclude_layers: Sequence[str], exclude_operators: Sequence[str]) -> dict[str, str]:

@@ -83,11 +83,21 @@ def test_the_float32_block_is_unchanged():
     np.testing.assert_array_equal(net(x).asnumpy(), want)
 
 
+def test_int8_operators_lists_the_quantized_dense_layer(tmp_path):
+    # MXNet marks a quantized fused convolution quantized="true" but a dense layer "True"
+    net = _net()
+    int8 = gluon_hub.quantize(net, calib_data=_batches(1))
+    [dense] = [n for n in _graph_nodes(int8, tmp_path) if n["op"] == "_sg_mkldnn_fully_connected"]
+    assert dense["attrs"]["quantized"] == "True"
+    assert {"_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"} <= set(int8_operators(int8))
+    assert int8(mx.nd.array(_batches(1)[0])).asnumpy().shape == (4, 10)
+
+
 def test_excluded_layers_and_operators_stay_float32(tmp_path):
     net = _net()
     int8 = gluon_hub.quantize(net, calib_data=_batches(1), exclude_operators=["FullyConnected"])
     [dense] = [n for n in _graph_nodes(int8, tmp_path) if "fully_connected" in n["op"].lower()]
-    assert dense.get("attrs", {}).get("quantized") != "true"  # float32 (fused or not)
+    assert dense.get("attrs", {}).get("quantized", "").lower() != "true"  # float32 (fused or not)
     assert "_sg_mkldnn_fully_connected" not in int8_operators(int8)
     assert "_sg_mkldnn_conv" in int8_operators(int8)
     kept = int8.gluon_hub_float32_layers
