@@ -103,7 +103,7 @@ def load(
     try:
         net = factory(**(build if new_head is None else _heads.build_kwargs(new_head, build)))
         if variant is None or new_head is not None:
-            net.initialize(ctx=contexts)
+            _initialize_fresh(net, contexts)
     except Exception as exc:  # the plugin's code: say whose it is, keep the original
         raise ModelBuildError(f"building {owner} failed: {type(exc).__name__}: {exc}") from exc
     if variant is not None:
@@ -126,6 +126,20 @@ def load(
 
         net = compile_for_inference(net, examples)
     return net
+
+
+def _initialize_fresh(net: Any, ctx: Any) -> None:
+    """Initialise every parameter that has no value yet.
+
+    Factories that copy an ImageNet backbone in at build time (``pretrained_base``) hand
+    back parameters that already hold values; ``Block.initialize`` would warn once for each
+    of them ("already initialized") and keep them anyway.
+    """
+    from .compat import mx
+
+    for param in net.collect_params().values():
+        if param._data is None:  # MXNet has no public "has a value" test
+            param.initialize(None, ctx, mx.init.Uniform())
 
 
 def _owner(spec: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -65,3 +66,16 @@ def test_the_published_count_or_no_count_loads_strictly(published):
 def test_other_misfits_stay_errors(published, name, kwargs, message):
     with pytest.raises(gluon_hub.ModelBuildError, match=message):
         gluon_hub.load(f"heads/{name}", pretrained=True, **kwargs)
+
+
+def test_load_initialises_only_what_the_factory_left_empty(tmp_path):
+    """A factory that filled its stem (``pretrained_base``) keeps it, and MXNet warns of nothing."""
+    spec = ModelSpec(name="prebuilt", factory="tests_core_heads:prebuilt_stem", task="demo")
+    plugin = types.SimpleNamespace(GLUON_HUB_API=">=1,<2", gluon_hub_models=hookimpl(lambda: [spec]))
+    gluon_hub.register_plugin(plugin, "prebuilt")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        net = gluon_hub.load("prebuilt/prebuilt")
+    assert [str(w.message) for w in caught] == []
+    np.testing.assert_array_equal(net[0].weight.data().asnumpy(), np.full((4, 3), 0.5, np.float32))
+    assert net(mx.nd.ones((1, 3))).shape == (1, 5)  # the head, left empty, was initialised

@@ -21,3 +21,12 @@ def marked(classes: int = 5, width: int = 4):
 
 def unmarked(classes: int = 5, width: int = 4):
     return _classifier(classes, width)
+
+
+def prebuilt_stem(classes: int = 5):
+    """The first layer arrives with values, as a factory's ``pretrained_base`` copy gives it."""
+    from gluon_hub.compat import mx
+
+    net = _classifier(classes, 4)
+    net[0].initialize(mx.init.Constant(0.5))
+    return net
