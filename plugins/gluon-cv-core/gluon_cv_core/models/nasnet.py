@@ -59,7 +59,9 @@ def _concat(F, *parts):
     fails with "could not construct a sub-memory". An identity transpose copies into a plain
     layout and its backward gives the concatenation a plain gradient. In-place identities
     (reshape, cast, ``+ 0``) do not help when hybridized: MXNet writes their gradient back into
-    the blocked buffer. Values are unchanged; inference graphs do not get the copy.
+    the blocked buffer. Values are unchanged. A graph traced for inference has no copies; one
+    traced while recording keeps them for later calls (hybridized ``nasnet_4_1056`` at 224
+    pixels ran as fast with them as without, within timing noise, on 2 AVX-512 cores).
     """
     out = F.concat(*parts, dim=1)
     return F.transpose(out, axes=(0, 1, 2, 3)) if mx.autograd.is_recording() else out
