@@ -46,6 +46,7 @@ INT_ROWS = [[1, 2, 3, 4], [4, 5, 6], [8, 2]]
 ARRAYS_2D = [np.arange(12).reshape(4, 3), np.arange(6).reshape(2, 3), np.ones((3, 3), dtype=np.int64)]
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize(
     "data, kwargs",
     [
@@ -67,6 +68,7 @@ def test_pad_equals_gluonnlp(nlp: Any, data: list, kwargs: dict) -> None:
     same(Pad(**kwargs)(data), reference(nlp, "Pad", **{"pad_val": 0, **kwargs})(data))
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize(
     "data, kwargs",
     [
@@ -83,6 +85,7 @@ def test_stack_equals_gluonnlp(nlp: Any, data: list, kwargs: dict) -> None:
     same(Stack(**kwargs)(data), reference(nlp, "Stack", **kwargs)(data))
 
 
+@pytest.mark.parity
 def test_composites_equal_gluonnlp(nlp: Any) -> None:
     bf = nlp.batchify
     pairs = [([1, 2, 3], 0), ([4, 5], 1), ([6], 0)]
@@ -102,6 +105,7 @@ def test_composites_equal_gluonnlp(nlp: Any) -> None:
     same(labels, again)
 
 
+@pytest.mark.parity
 def test_pad_lists_keep_fractions_that_gluonnlp_truncated(nlp: Any) -> None:
     # GluonNLP filled an int64 buffer (the type of pad_val=0) before converting lists to
     # float32, so 1.5 became 1.0; the documented deviation is to keep the value.
@@ -128,6 +132,7 @@ def ragged_batches(draw: Any) -> tuple[list[np.ndarray], int]:
     return samples, axis
 
 
+@pytest.mark.parity
 @settings(max_examples=60, deadline=None)
 @given(batch=ragged_batches(), pad_val=st.integers(-3, 3), round_to=st.none() | st.integers(1, 5),
        ret_length=st.booleans(), out_dtype=st.none() | DTYPES)
@@ -146,6 +151,7 @@ def test_pad_matches_gluonnlp_on_random_shapes_and_dtypes(nlp: Any, batch: Any, 
         np.testing.assert_array_equal(padded[i][tuple(index)], sample.astype(padded.dtype))
 
 
+@pytest.mark.parity
 @settings(max_examples=30, deadline=None)
 @given(shape=st.lists(st.integers(1, 4), max_size=3), count=st.integers(1, 5), dtype=DTYPES)
 def test_stack_matches_gluonnlp_on_random_shapes(nlp: Any, shape: list, count: int, dtype: Any) -> None:

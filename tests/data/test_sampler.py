@@ -46,6 +46,7 @@ SCHEMES = [
 ]
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("ours, theirs, kwargs", SCHEMES)
 @pytest.mark.parametrize("high, low, count", [(100, 1, 10), (57, 13, 4), (8, 3, 12), ((60, 30), (2, 5), 5)])
 def test_bucket_schemes_equal_gluonnlp(nlp: Any, ours: Any, theirs: str, kwargs: dict,
@@ -67,6 +68,7 @@ CASES = [
 ]
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("multi", [False, True], ids=["lengths", "pairs"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()))
 def test_fixed_bucket_sampler_equals_gluonnlp(nlp: Any, case: dict, multi: bool) -> None:
@@ -105,6 +107,7 @@ def test_empty_buckets_are_dropped_with_a_warning() -> None:
     assert list(sampler) == [[2], [0, 1]]
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("shuffle", [False, True])
 @pytest.mark.parametrize("mult, reverse", [(1, True), (2.5, False), (100, True)])
 def test_sorted_bucket_sampler_equals_gluonnlp(nlp: Any, shuffle: bool, mult: float, reverse: bool) -> None:
@@ -117,6 +120,7 @@ def test_sorted_bucket_sampler_equals_gluonnlp(nlp: Any, shuffle: bool, mult: fl
     assert len(sampler) == len(got[0])
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("keys", [[3, 1, 2, 3, 1], [(1, 2), (1, 1), (0, 5)], ["b", "a", "c"],
                                   [0.5, 0.25, 0.5]])
 @pytest.mark.parametrize("reverse", [True, False])
@@ -124,6 +128,7 @@ def test_sorted_sampler_equals_gluonnlp(nlp: Any, keys: list, reverse: bool) -> 
     assert ints(list(SortedSampler(keys, reverse))) == ints(list(nlp.sampler.SortedSampler(keys, reverse)))
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("even_size", [False, True])
 @pytest.mark.parametrize("length, parts", [(10, 3), (7, 7), (100, 4)])
 def test_split_sampler_equals_gluonnlp_and_shards_disjointly(nlp: Any, length: int, parts: int,

@@ -22,6 +22,8 @@ from gluon_hub._quantize import _graph, int8_operators
 from gluon_hub.compat import mx
 from gluon_cv_core._int8_specs import recorded_ranges
 
+pytestmark = pytest.mark.parity
+
 INT8 = ["mobilenet1.0_int8", "resnet50_v1_int8", "ssd_300_vgg16_atrous_voc_int8",
         "ssd_512_mobilenet1.0_voc_int8", "ssd_512_resnet50_v1_voc_int8", "ssd_512_vgg16_atrous_voc_int8",
         "fcn_resnet101_voc_int8", "fcn_resnet101_coco_int8", "psp_resnet101_voc_int8", "psp_resnet101_coco_int8",

@@ -20,6 +20,8 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
+pytestmark = pytest.mark.parity
+
 #: int8 entries are built from their fp32 model by quantization; their agreement with it is
 #: the quantization tests' concern, and GluonCV has no Gluon block to compare them with.
 MODELS = [name for name in gluon_hub.list_models(plugin="cv", task="image-classification")

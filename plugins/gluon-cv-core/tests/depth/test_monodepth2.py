@@ -19,6 +19,8 @@ from detection_testlib import (
     running_stats, strictly_loaded,
 )
 
+pytestmark = pytest.mark.parity
+
 MODELS = gluon_hub.list_models(plugin="cv", task="depth-estimation")
 SOURCE = "https://cv.gluon.ai/model_zoo/depth.html"
 

@@ -20,6 +20,8 @@ from detection_testlib import (
     running_stats, strictly_loaded, structure,
 )
 
+pytestmark = pytest.mark.parity
+
 NAMES = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection") if n.startswith("center_net_")]
 #: one model per backbone family; a small input and one that is not a multiple of the stride
 FAMILIES = {

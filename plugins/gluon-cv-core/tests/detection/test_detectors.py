@@ -23,6 +23,8 @@ from detection_testlib import (
     random_params_files, randomize, running_stats, strictly_loaded, structure,
 )
 
+pytestmark = pytest.mark.parity
+
 #: the float32 detectors (the int8 SSDs, quantized at load, have their own tests)
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection")
           if "int8" not in gluon_hub.info(n).tags]

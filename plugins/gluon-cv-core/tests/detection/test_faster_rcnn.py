@@ -26,6 +26,8 @@ from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
 from gluon_cv_core.models.detection.classes import VOC_CLASSES
 
+pytestmark = pytest.mark.parity
+
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection") if n.startswith("faster_rcnn_")]
 #: proposals per image in inference, and for training: proposals kept, regions sampled
 TEST_PROPOSALS, TRAIN_PROPOSALS, SAMPLES = 16, 48, 16

@@ -24,6 +24,8 @@ from gluon_cv_core.detection_training.center_net import (
     CenterNetRecipe, center_net_targets, heatmap_focal_loss, masked_l1_loss,
 )
 
+pytestmark = [pytest.mark.parity, pytest.mark.training]
+
 SIZE = 128  # training input side of the small network; its heatmap is SIZE / 4
 
 

@@ -33,6 +33,8 @@ from gluon_cv_core.detection_training.faster_rcnn import (
     rpn_anchor_targets,
 )
 
+pytestmark = [pytest.mark.parity, pytest.mark.training]
+
 C4, FPN = "faster_rcnn_resnet50_v1b_voc", "faster_rcnn_fpn_resnet50_v1b_coco"
 
 

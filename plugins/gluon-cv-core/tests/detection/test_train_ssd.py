@@ -17,6 +17,8 @@ from gluon_hub.compat import mx
 from gluoncv.loss import SSDMultiBoxLoss
 from gluoncv.model_zoo.ssd.target import SSDTargetGenerator
 
+pytestmark = [pytest.mark.parity, pytest.mark.training]
+
 SIZE = 128
 SMALL_SSD = "ssd_300_mobilenet0.25_voc"
 

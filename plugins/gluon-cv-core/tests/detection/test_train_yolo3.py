@@ -21,6 +21,8 @@ from gluon_cv_core.detection_training.yolo3 import (
     MixupDetection, YOLO3Recipe, yolo3_losses, yolo3_merge_targets, yolo3_prefetch_targets,
 )
 
+pytestmark = [pytest.mark.parity, pytest.mark.training]
+
 NAME = "yolo3_mobilenet0.25_custom"
 WIDTH, HEIGHT = 160, 96  # not square, so width and height cannot be swapped unnoticed
 

@@ -20,6 +20,8 @@ from detection_testlib import (
     random_input, random_params_files, running_stats, strictly_loaded,
 )
 
+pytestmark = pytest.mark.parity
+
 #: the float32 pose models (the int8 ones, quantized at load, have their own tests)
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="pose-estimation") if "int8" not in gluon_hub.info(n).tags]
 

@@ -24,6 +24,8 @@ from gluon_cv_core.scripts._pose import (HeatmapTargets, PoseTrainTransform, Pos
                                          crop_matrix, evaluate_pose, flip_heatmaps, heatmap_loss)
 from pose_testlib import SPLIT, person_keypoints, write_keypoints, write_people
 
+pytestmark = [pytest.mark.parity, pytest.mark.training]
+
 SIZE = (64, 48)  # crop (height, width): heatmaps 16 x 12
 
 

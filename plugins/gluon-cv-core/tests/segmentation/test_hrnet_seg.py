@@ -23,6 +23,8 @@ from detection_testlib import (
     running_stats, strictly_loaded, structure,
 )
 
+pytestmark = pytest.mark.parity
+
 NAMES = ["hrnet_w18_small_v1_s", "hrnet_w18_small_v2_s", "hrnet_w48_s"]
 SMALLEST = "hrnet_w18_small_v1_s"
 #: a multiple of 32 and a size that is not (each stride-2 step rounds up)

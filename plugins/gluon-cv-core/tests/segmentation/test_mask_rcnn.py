@@ -28,6 +28,8 @@ from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 from gluon_cv_core.models.detection.classes import COCO_CLASSES
 from gluon_cv_core.models.segmentation.mask_rcnn import paste_masks
 
+pytestmark = pytest.mark.parity
+
 MODELS = gluon_hub.list_models(plugin="cv", task="instance-segmentation")
 #: proposals per image in inference, detections that get a mask, and for training:
 #: proposals kept, regions sampled

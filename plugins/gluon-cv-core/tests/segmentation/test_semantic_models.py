@@ -28,6 +28,8 @@ from detection_testlib import (
     random_params_files, running_stats, strictly_loaded, structure,
 )
 
+pytestmark = pytest.mark.parity
+
 #: the float32 models of the families here (int8 ones are quantized at load and HRNet keeps its
 #: scores at a quarter of the input: each has its own tests)
 MODELS = sorted(n for n in gluon_hub.list_models(plugin="cv", task="semantic-segmentation")

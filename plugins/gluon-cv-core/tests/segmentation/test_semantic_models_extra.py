@@ -13,6 +13,8 @@ from gluon_hub.compat import mx
 
 from detection_testlib import random_input
 
+pytestmark = pytest.mark.slow
+
 
 def _factory(path: str):
     module, _, function = path.partition(":")

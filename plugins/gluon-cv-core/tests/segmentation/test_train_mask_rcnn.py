@@ -40,6 +40,8 @@ from gluon_cv_core.detection_training.mask_rcnn import (
 )
 from gluon_cv_core.scripts import train_instance
 
+pytestmark = [pytest.mark.parity, pytest.mark.training]
+
 MODEL = "mask_rcnn_resnet18_v1b_coco"  # C4 on ResNet-18: the cheapest Mask R-CNN
 
 

@@ -25,6 +25,8 @@ from detection_testlib import assert_same, build_ours, randomize, running_stats,
 from gluon_cv_core.models.tracking.siamrpn import feature_size
 from gluon_cv_core.models.tracking.tracker import SiamRPNTracker, anchor_grid
 
+pytestmark = pytest.mark.parity
+
 NAME = "siamrpn_alexnet_v2_otb15"
 
 

@@ -25,6 +25,8 @@ from detection_testlib import (
 )
 from video_testlib import gluoncv_outputs, no_initialization, norms, trainable_on_cpu
 
+pytestmark = pytest.mark.parity
+
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="action-recognition") if n.startswith("i3d_")]
 #: GluonCV's fine-tuned models start from the Kinetics-400 weights unless told not to (a download)
 _FINE_TUNED = ("_ucf101", "_hmdb51", "_custom")

@@ -28,6 +28,8 @@ from detection_testlib import (
     random_input, random_params_files, running_stats, strictly_loaded,
 )
 
+pytestmark = pytest.mark.parity
+
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="action-recognition")
           if gluon_hub.info(n).factory == "gluon_cv_core.models.action.tsn:tsn"]
 #: the ImageNet networks GluonCV's TSN factories build (with pretrained weights) per module

@@ -25,6 +25,8 @@ from detection_testlib import (
 )
 from video_testlib import gluoncv_outputs, no_initialization, trainable_on_cpu
 
+pytestmark = pytest.mark.parity
+
 FAMILIES = ("slowfast_", "r2plus1d_", "p3d_", "c3d_")
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="action-recognition") if n.startswith(FAMILIES)]
 

@@ -15,6 +15,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 #: the families, and for each the (batch, frames, height, width) clips it runs: the smallest
 #: its layers take, then larger and uneven ones (SlowFast's frames are fixed by its name and
 #: C3D's whole clip by its ``fc6``, so those vary what they can)
