@@ -140,9 +140,9 @@ def _check_variant(findings: list[Finding], spec: ModelSpec, variant: WeightVari
                                     "it was measured or reported"))
 
 
-def _check_factory_location(findings: list[Finding], spec: Any) -> None:
-    """Check that the factory's module exists, without importing it (or mxnet)."""
-    module = spec.factory.partition(":")[0]
+def _check_location(findings: list[Finding], spec: Any, check: str, path: str) -> None:
+    """Check that the module of a ``"module:attr"`` path exists, without importing it (or mxnet)."""
+    module = path.partition(":")[0]
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError) as exc:
@@ -150,8 +150,8 @@ def _check_factory_location(findings: list[Finding], spec: Any) -> None:
     else:
         reason = "no such module"
     if found is None:
-        findings.append(Finding(ERROR, _subject(spec), "factory",
-                                f"factory module {module!r} cannot be found ({reason})"))
+        findings.append(Finding(ERROR, _subject(spec), check,
+                                f"{check} module {module!r} (of {path!r}) cannot be found ({reason})"))
 
 
 def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Finding]:
@@ -161,7 +161,8 @@ def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Fi
     ----------
     specs : specs as a plugin's hooks return them (their ``plugin`` may be empty).
     import_factories : also import every factory and check that its signature accepts
-        the spec's ``kwargs`` (this imports model code, and so mxnet).
+        the spec's ``kwargs``, and import every model's ``labels`` (this imports model
+        code, and so mxnet); otherwise only their modules are looked for.
     """
     findings: list[Finding] = []
     seen: dict[tuple[str, str], int] = {}
@@ -175,6 +176,7 @@ def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Fi
         _require(findings, spec, ("description",))
         if isinstance(spec, ModelSpec):
             _check_model_metadata(findings, spec)
+            _check_labels(findings, spec, import_factories)
         elif isinstance(spec, DatasetSpec):
             _require(findings, spec, ("task", "license"))
             for file in spec.files:
@@ -182,7 +184,7 @@ def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Fi
         if import_factories:
             _check_factory_signature(findings, spec)
         else:
-            _check_factory_location(findings, spec)
+            _check_location(findings, spec, "factory", spec.factory)
     return findings
 
 
@@ -213,9 +215,33 @@ def _check_model_metadata(findings: list[Finding], spec: ModelSpec) -> None:
         _check_variant(findings, spec, variant)
 
 
+def _check_labels(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:
+    """Each input's ``labels`` path names as many class names as the input declares classes:
+    ``predict`` falls back to ``class <i>`` otherwise, so a stale path would go unnoticed."""
+    for input_spec in ([spec.input] if spec.input is not None else []) + list(spec.extra_inputs):
+        path = input_spec.labels
+        if path is None:
+            continue
+        if not import_them:
+            _check_location(findings, spec, "labels", path)
+            continue
+        try:
+            names = import_object(path, f"labels {path!r}")
+        except PluginError as exc:
+            findings.append(Finding(ERROR, _subject(spec), "labels", str(exc)))
+            continue
+        if isinstance(names, str) or not isinstance(names, Sequence):
+            findings.append(Finding(ERROR, _subject(spec), "labels",
+                                    f"labels {path!r} is a {type(names).__name__}, not a sequence of names"))
+        elif input_spec.num_classes is not None and len(names) != input_spec.num_classes:
+            findings.append(Finding(ERROR, _subject(spec), "labels",
+                                    f"labels {path!r} has {len(names)} names but the input declares "
+                                    f"num_classes={input_spec.num_classes}"))
+
+
 def _check_factory_signature(findings: list[Finding], spec: Any) -> None:
     try:
-        factory = import_object(spec.factory, _subject(spec))
+        factory = import_object(spec.factory, f"factory {spec.factory!r}")
     except PluginError as exc:
         findings.append(Finding(ERROR, _subject(spec), "factory", str(exc)))
         return
