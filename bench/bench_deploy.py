@@ -46,7 +46,7 @@ def main() -> None:
 
     import gluon_hub
     from gluon_hub.compat import mx
-    from gluon_hub.deploy import deploy
+    from gluon_hub_deploy import deploy
     from gluon_hub.runtime import load_onnx
 
     spec = gluon_hub.info(args.model)

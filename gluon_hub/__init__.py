@@ -59,9 +59,9 @@ _LAZY = {
     "cache": ("gluon_hub.cache", None),
     "fetch": ("gluon_hub.cache", "fetch"),
     "publish": ("gluon_hub.publishing", "publish"),
-    "export": ("gluon_hub._export", "export"),
-    "optimize": ("gluon_hub._optimize", "optimize"),
-    "quantize": ("gluon_hub._quantize", "quantize"),
+    "export": ("gluon_hub_deploy", "export"),
+    "optimize": ("gluon_hub_deploy", "optimize"),
+    "quantize": ("gluon_hub_deploy", "quantize"),
 }
 
 

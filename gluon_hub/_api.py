@@ -91,7 +91,7 @@ def load(
     contexts = _contexts(ctx)
     examples = None
     if optimize:  # before the build, so that a spec without fixed shapes fails fast
-        from ._optimize import example_inputs
+        from gluon_hub_deploy import example_inputs
 
         examples = example_inputs(spec, contexts[0] if isinstance(contexts, (list, tuple)) else contexts)
     factory = import_object(spec.factory, owner)
@@ -122,7 +122,7 @@ def load(
                 f"{detail or f'{type(exc).__name__}: {exc}'}"
             ) from exc
     if examples is not None:
-        from ._optimize import optimize as compile_for_inference
+        from gluon_hub_deploy import optimize as compile_for_inference
 
         net = compile_for_inference(net, examples)
     return net

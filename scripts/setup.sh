@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv with the core, the three first-party plugins (all editable), the CPU build of
+# Create .venv with the core, the four first-party plugins (all editable), the CPU build of
 # MXNet and the test/benchmark references. Safe to rerun: it reinstalls only when packaging
 # changed. Versions come from constraints/py3.X.txt, so every run resolves the same set.
 #
@@ -25,9 +25,11 @@ constraints=constraints/py$version.txt
 
 case "$PROFILE" in
     full) packages=(-e ".[mxnet,test,demo]" -e "plugins/gluon-cv-core[test]"
-                    -e "plugins/gluon-nlp-core[test]" -e "plugins/gluon-contrib[test]") ;;
+                    -e "plugins/gluon-nlp-core[test]" -e "plugins/gluon-contrib[test]"
+                    -e "plugins/gluon-hub-deploy[test]") ;;
     vision) packages=(-e ".[mxnet]" -e "plugins/gluon-cv-core[test]" -e plugins/gluon-nlp-core
-                      -e plugins/gluon-contrib pytest hypothesis build wheel scikit-learn) ;;
+                      -e plugins/gluon-contrib -e "plugins/gluon-hub-deploy[onnx]"
+                      pytest hypothesis build wheel scikit-learn) ;;
     *) echo "setup: SETUP_PROFILE must be full or vision, not '$PROFILE'" >&2; exit 1 ;;
 esac
 

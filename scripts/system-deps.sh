@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The system tools that the deploy tests (tests/deploy) build projects with: a C++ compiler,
-# OpenJDK 17, JNA and Clojure. Installs what is missing from Debian's packages when apt-get
-# is there and this runs as root (or sudo works without a password); otherwise says what to
-# install and fails.
+# The system tools that gluon-hub-deploy's tests (plugins/gluon-hub-deploy/tests) build
+# projects with: a C++ compiler, OpenJDK 17, JNA and Clojure; the core's tests need none.
+# Installs what is missing from Debian's packages when apt-get is there and this runs as root
+# (or sudo works without a password); otherwise says what to install and fails.
 set -euo pipefail
 
 missing=()

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GLUON_HUB_VENV=.venv SETUP_PROFILE=full bash scripts/setup.sh
-bash scripts/system-deps.sh  # g++, a JDK, JNA and Clojure for the deploy tests
+bash scripts/system-deps.sh  # g++, a JDK, JNA and Clojure for gluon-hub-deploy's tests
 
 # A first-party plugin that fails to load is an error here, not a status line.
 export GLUON_HUB_STRICT_PLUGINS=1
@@ -18,7 +18,7 @@ fi
 # One pytest process per part: MXNet keeps the memory of what a process built, and the
 # whole suite in one process outgrew a 24 GB machine. Every part runs; any failure fails.
 status=0
-for part in tests plugins/gluon-cv-core plugins/gluon-nlp-core plugins/gluon-contrib; do
+for part in tests plugins/gluon-cv-core plugins/gluon-nlp-core plugins/gluon-contrib plugins/gluon-hub-deploy; do
     echo "test: $part"
     .venv/bin/python -m pytest -q -p no:cacheprovider "$part" || status=1
 done

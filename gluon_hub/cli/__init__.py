@@ -28,7 +28,7 @@ COMMAND_MODULES = (
     "gluon_hub.cli.cache",
     "gluon_hub.cli.publishing",
     "gluon_hub.cli.plugin_tools",
-    "gluon_hub.cli.deploy",
+    "gluon_hub_deploy.cli",
 )
 
 

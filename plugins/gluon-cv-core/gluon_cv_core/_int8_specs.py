@@ -67,7 +67,7 @@ def _int8_spec(name: str, fp32: ModelSpec) -> ModelSpec:
     return replace(
         fp32,
         name=name,
-        factory="gluon_hub._quantize:int8_model",
+        factory="gluon_hub_deploy._quantize:int8_model",
         description=f"{fp32.description}; int8 (oneDNN, CPU only, inference only), quantized at load",
         kwargs={
             **segments,

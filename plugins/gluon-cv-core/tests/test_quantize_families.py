@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import gluon_hub
-from gluon_hub._quantize import AUTO_FLOAT32_OPERATORS, int8_operators
+from gluon_hub_deploy._quantize import AUTO_FLOAT32_OPERATORS, int8_operators
 from gluon_hub.compat import mx
 
 #: One model per family (the smallest), and the input size it is quantized at.

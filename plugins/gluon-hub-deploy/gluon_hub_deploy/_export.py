@@ -33,7 +33,7 @@ def _dtypes(dtype: str | Sequence[str], count: int) -> list[str]:
 
 def _from_name(name: str, pretrained: bool | str, kwargs: dict[str, Any]) -> tuple[Any, Any, str]:
     """Build ``name`` and read its input shape (batch 1) and dtype from its spec."""
-    from ._api import info, load
+    from gluon_hub import info, load
 
     spec = info(name)
     net = load(name, pretrained=pretrained, **kwargs)
@@ -88,7 +88,7 @@ def export(
     """
     if format not in _FORMATS:
         raise ValueError(f"unknown export format {format!r}; use one of {', '.join(_FORMATS)}")
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     spec_dtype = "float32"
     if isinstance(model, str):
@@ -130,7 +130,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     try:
         import onnx  # noqa: F401  (mxnet.onnx needs it; fail with the fix, not deep inside)
     except ImportError:
-        from ._index import extra_command
+        from gluon_hub._index import extra_command
 
         raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub', 'onnx')} (the "
                           "[onnx] extra of gluon-hub)") from None

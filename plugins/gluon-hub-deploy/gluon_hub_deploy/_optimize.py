@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .errors import OptimizeWarning
+from gluon_hub.errors import OptimizeWarning
 
 __all__ = ["optimize", "fused_operators", "example_inputs"]
 
@@ -68,7 +68,7 @@ def optimize(block: Any, example_input: Any) -> Any:
     >>> fused_operators(net)
     ['_sg_mkldnn_conv']
     """
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     inputs = _as_inputs(mx, example_input)
     reason = _unavailable(mx, block, inputs)
@@ -102,7 +102,7 @@ def example_inputs(spec: Any, ctx: Any) -> list[Any]:
     """
     import numpy as np
 
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     declared = [spec.input, *getattr(spec, "extra_inputs", ())] if spec.input is not None else []
     if not declared or any(not s.shape or any(d is None for d in s.shape) for s in declared):

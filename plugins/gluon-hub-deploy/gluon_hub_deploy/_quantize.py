@@ -104,7 +104,7 @@ def quantize(
     >>> int8.gluon_hub_float32_layers  # every layer with an int8 kernel runs in int8
     {}
     """
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     if calib_mode not in CALIB_MODES:
         raise ValueError(f"calib_mode must be one of {', '.join(map(repr, CALIB_MODES))}, got {calib_mode!r}")
@@ -134,11 +134,9 @@ def quantize(
         mode, collector = "customize", _RangeCollector(preset, measure=calib_mode == "naive")
     if calib_mode == "none" and not preset:
         batches = batches[:1]
-    from mxnet.contrib.quantization import quantize_net_v2
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Cannot decide type")  # SymbolBlock's, harmless
-        int8 = quantize_net_v2(
+        int8 = mx.contrib.quantization.quantize_net_v2(
             block, quantized_dtype="auto", quantize_mode="smart",
             exclude_layers=list(exclude_layers),
             exclude_operators=[*excluded_operators, *(_FUSED_OPERATORS[op] for op in excluded_operators
@@ -175,16 +173,15 @@ def calibration_layers(block: Any, example_input: Any) -> list[str]:
     These are outputs of the graph after oneDNN fusion (``sg_mkldnn_conv_bn_act_0_output``
     ...), the names under which calibration records ranges.
     """
-    from mxnet.contrib.quantization import _quantize_symbol
-
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     _check_block(mx, block)
     inputs = example_input if isinstance(example_input, (tuple, list)) else (example_input,)
     inputs = [mx.nd.array(x, dtype=x.dtype) if not isinstance(x, mx.nd.NDArray) else x for x in inputs]
     symbol, args = _graph(mx, block, inputs)
-    _, layers = _quantize_symbol(symbol.get_backend_symbol("MKLDNN_QUANTIZE"), mx.cpu(),
-                                 offline_params=list(args), quantized_dtype="auto", quantize_mode="smart")
+    backend = symbol.get_backend_symbol("MKLDNN_QUANTIZE")
+    _, layers = mx.contrib.quantization._quantize_symbol(backend, mx.cpu(), offline_params=list(args),
+                                                         quantized_dtype="auto", quantize_mode="smart")
     return list(layers)
 
 
@@ -260,7 +257,7 @@ def _float32_layers(int8: Any, exclude_layers: Sequence[str], exclude_operators:
     """What :func:`quantize` reports as ``gluon_hub_float32_layers``, from the int8 graph it ran."""
     import json
 
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     reasons = {}
     for node in json.loads(int8._cached_graph[1].tojson())["nodes"]:
@@ -317,7 +314,7 @@ class Int8Model:
     def initialize(self, init: Any = None, ctx: Any = None, verbose: bool = False,
                    force_reinit: bool = False) -> None:
         """Random float32 weights, then int8 calibrated on a seeded uniform batch (or ``calib_data``)."""
-        from .compat import mx
+        from gluon_hub.compat import mx
 
         # force_reinit: the factory's float32 model was initialised once already
         self.fp32.initialize(init or mx.init.Uniform(), ctx=ctx, verbose=verbose, force_reinit=True)
@@ -385,14 +382,14 @@ def int8_model(fp32: str, input_shape: Sequence[int], calib_data: Iterable[Any] 
     ``tag`` is accepted for GluonCV's call pattern left out only: GluonCV's int8 functions take
     the weight version as ``tag``, the hub as ``pretrained=TAG``.
     """
-    from ._api import load
+    from gluon_hub import load
 
     if tag is not None:
         raise ValueError(f"tag={tag!r}: the hub selects the weight version with pretrained={tag!r}; "
                          "pass that instead of tag")
 
     if isinstance(thresholds, str):
-        from ._factory import import_object
+        from gluon_hub._factory import import_object
 
         thresholds = import_object(thresholds, f"the thresholds of the int8 model of {fp32!r}")(fp32)
     net = load(fp32, **kwargs)
@@ -415,9 +412,9 @@ class _RangeCollector:
     def collect(self, name: Any, arr: Any) -> None:
         import ctypes
 
-        from mxnet.base import NDArrayHandle, py_str
+        from gluon_hub.compat import mx
 
-        from .compat import mx
+        NDArrayHandle, py_str = mx.base.NDArrayHandle, mx.base.py_str  # noqa: N806 (MXNet's names)
 
         name = py_str(name)
         self.seen.add(name)
@@ -533,7 +530,7 @@ def _input_names(count: int) -> list[str]:
 def _uniform(shape: Sequence[int]) -> Any:
     import numpy as np
 
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     return mx.nd.array(np.random.default_rng(0).random(tuple(shape), dtype=np.float32))
 

@@ -9,7 +9,7 @@ _PRETRAINED_DEFAULT = "\0default"  # --pretrained with no tag: the model's defau
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
-    from ..deploy import LANGUAGES
+    from . import LANGUAGES
 
     p = subparsers.add_parser(
         "deploy", help="write a C++/Java/Clojure project that runs a model without Python",
@@ -44,7 +44,7 @@ def _shape(text: str) -> tuple[int, ...]:
 
 
 def _deploy(args: argparse.Namespace) -> int:
-    from ..deploy import deploy
+    from . import deploy
 
     pretrained: bool | str = False
     if args.pretrained is not None:
@@ -56,7 +56,7 @@ def _deploy(args: argparse.Namespace) -> int:
             raise ValueError("--symbol deploys an exported graph: give it no NAME and no --pretrained")
         if args.params is None or shapes is None:
             raise ValueError("--symbol needs the graph's --params FILE and one --shape D0,D1,... per input")
-        from .._symbol_check import import_symbol_block
+        from ._symbol_check import import_symbol_block
 
         folder = deploy(import_symbol_block(args.symbol, args.params), args.output, args.lang,
                         input_shape=shape)

@@ -18,8 +18,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import _env
-from .errors import HubError
+from gluon_hub import _env
+from gluon_hub.errors import HubError
 
 #: Operators that run code or follow pointers named by the file rather than compute.
 REFUSED_OPS = frozenset({"Custom", "_CustomFunction", "_Native", "_NDArray"})
@@ -40,11 +40,12 @@ def registered_ops() -> frozenset[str]:
     """Every operator name the loaded ``libmxnet`` knows (``MXListAllOpNames``)."""
     import ctypes
 
-    from mxnet.base import _LIB, check_call, py_str
+    from gluon_hub.compat import mx
 
+    lib, check_call, py_str = mx.base._LIB, mx.base.check_call, mx.base.py_str
     size = ctypes.c_uint()
     names = ctypes.POINTER(ctypes.c_char_p)()
-    check_call(_LIB.MXListAllOpNames(ctypes.byref(size), ctypes.byref(names)))
+    check_call(lib.MXListAllOpNames(ctypes.byref(size), ctypes.byref(names)))
     return frozenset(py_str(names[i]) for i in range(size.value))
 
 
@@ -122,7 +123,7 @@ def _check_graph(graph: Any, path: Path, where: str, count: list[int]) -> None:
 def load_symbol(path: str | os.PathLike[str]) -> Any:
     """``mx.sym.load`` of a user's symbol file, once :func:`check_symbol_file` passed it."""
     text = check_symbol_file(path)
-    from .compat import mx
+    from gluon_hub.compat import mx
 
     try:
         return mx.sym.load_json(text)
@@ -142,8 +143,8 @@ def import_symbol_block(symbol: str | os.PathLike[str], params: str | os.PathLik
     """
     import re
 
-    from ._cache._paramsfile import check_params_file
-    from .compat import mx
+    from gluon_hub.cache import check_params_file
+    from gluon_hub.compat import mx
 
     graph = load_symbol(symbol)
     params = Path(params).expanduser()

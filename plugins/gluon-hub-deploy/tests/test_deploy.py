@@ -21,7 +21,7 @@ from PIL import Image
 
 import gluon_hub
 from gluon_hub.compat import mx
-from gluon_hub.deploy import LANGUAGES, deploy
+from gluon_hub_deploy import LANGUAGES, deploy
 
 MODELS = ("resnet18_v1", "mobilenet1.0")
 SHAPE = (1, 3, 224, 224)

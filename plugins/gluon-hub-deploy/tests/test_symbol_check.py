@@ -98,7 +98,7 @@ def test_the_size_is_bounded_and_configurable(exported, tmp_path):
 
 
 def test_the_node_count_is_bounded(exported, tmp_path):
-    from gluon_hub._symbol_check import MAX_NODES
+    from gluon_hub_deploy._symbol_check import MAX_NODES
 
     nodes = ",".join(['{"op":"null","name":"v","inputs":[]}'] * (MAX_NODES + 1))
     path = tmp_path / "huge-symbol.json"

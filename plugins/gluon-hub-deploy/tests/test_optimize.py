@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import gluon_hub
+import gluon_hub_deploy
 from gluon_hub.compat import mx
 
 
@@ -59,7 +60,7 @@ def test_classifier_is_fused_and_gives_the_plain_outputs(tmp_path):
 
 def test_load_optimize_applies_it_for_the_spec_input_shape():
     net = gluon_hub.load("cifar_resnet20_v1", optimize=True)
-    assert gluon_hub._optimize.fused_operators(net) == ["_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"]
+    assert gluon_hub_deploy.fused_operators(net) == ["_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"]
     plain = gluon_hub.load("cifar_resnet20_v1")
     for name, param in plain.collect_params().items():  # the same weights as the optimized one
         param.set_data(net.collect_params()[name.replace(plain.prefix, net.prefix, 1)].data())
@@ -81,7 +82,7 @@ def test_detector_is_fused_and_gives_the_plain_detections():
     with warnings.catch_warnings():
         warnings.simplefilter("error", gluon_hub.OptimizeWarning)
         gluon_hub.optimize(net, x)
-    assert "_sg_mkldnn_conv" in gluon_hub._optimize.fused_operators(net)
+    assert "_sg_mkldnn_conv" in gluon_hub_deploy.fused_operators(net)
     got = net(x)
     assert len(got) == len(expected) == 3  # class ids, scores, boxes
     for g, e in zip(got, expected):
@@ -95,7 +96,7 @@ def test_text_model_is_fused_and_gives_the_plain_outputs():
     with warnings.catch_warnings():
         warnings.simplefilter("error", gluon_hub.OptimizeWarning)
         gluon_hub.optimize(net, tokens)
-    assert gluon_hub._optimize.fused_operators(net) == ["_sg_mkldnn_fully_connected"]
+    assert gluon_hub_deploy.fused_operators(net) == ["_sg_mkldnn_fully_connected"]
     _assert_close(net(tokens), expected)
 
 
@@ -119,7 +120,7 @@ def test_a_block_that_cannot_be_hybridized_falls_back_with_a_warning():
                       r"AttributeError.*\); it cannot be hybridized either, so it runs imperatively"):
         assert gluon_hub.optimize(net, x) is net
     np.testing.assert_array_equal(net(x).asnumpy(), expected)
-    assert gluon_hub._optimize.fused_operators(net) == []
+    assert gluon_hub_deploy.fused_operators(net) == []
 
 
 def test_a_plain_block_falls_back_with_a_warning():
@@ -134,7 +135,7 @@ def test_a_plain_block_falls_back_with_a_warning():
 def test_onednn_turned_off_falls_back_with_a_warning():
     """``MXNET_MKLDNN_ENABLED=0`` (read by MXNet at start-up) leaves the backend nothing to fuse."""
     code = (
-        "import warnings, numpy as np, gluon_hub\n"
+        "import warnings, numpy as np, gluon_hub, gluon_hub_deploy\n"
         "from gluon_hub.compat import mx\n"
         "net = gluon_hub.load('cifar_resnet20_v1')\n"
         "x = mx.nd.array(np.random.default_rng(0).random((1, 3, 32, 32), dtype=np.float32))\n"
@@ -144,7 +145,7 @@ def test_onednn_turned_off_falls_back_with_a_warning():
         "    gluon_hub.optimize(net, x)\n"
         "[w] = [w for w in caught if w.category is gluon_hub.OptimizeWarning]\n"
         "print('WARNING:', w.message)\n"
-        "assert net._active and gluon_hub._optimize.fused_operators(net) == []\n"
+        "assert net._active and gluon_hub_deploy.fused_operators(net) == []\n"
         "np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-5)\n"
     )
     env = {**os.environ, "MXNET_MKLDNN_ENABLED": "0", "MXNET_STORAGE_FALLBACK_LOG_VERBOSE": "0"}
@@ -169,4 +170,4 @@ def test_bad_example_input_is_refused():
 
 def test_optimize_is_public():
     assert {"optimize", "OptimizeWarning"} <= set(gluon_hub.__all__)
-    assert gluon_hub.optimize is gluon_hub._optimize.optimize
+    assert gluon_hub.optimize is gluon_hub_deploy.optimize

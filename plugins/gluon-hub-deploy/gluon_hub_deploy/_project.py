@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..specs import ModelSpec
+from gluon_hub.specs import ModelSpec
 
 __all__ = ["LANGUAGES", "deploy", "mxnet_library_dir"]
 
@@ -82,8 +82,8 @@ def deploy(
     _check_hybridizable(net)
     _clear_folder(target)
 
-    from .._export import export
-    from ..compat import mx
+    from ._export import export
+    from gluon_hub.compat import mx
 
     label = f"model {spec.qualified_name!r}" if spec is not None else type(net).__name__
     try:
@@ -133,7 +133,7 @@ def _clear_folder(target: Path) -> None:
 def _build(model: Any, pretrained: bool | str, params: Any, input_shape: Any,
            kwargs: dict[str, Any]) -> tuple[Any, ModelSpec | None, list[tuple[int, ...]]]:
     """The network, its spec (None for a block) and the input shapes to export with."""
-    from .._export import _shapes
+    from ._export import _shapes
 
     if not isinstance(model, str):
         if pretrained is not False or params is not None or kwargs:
@@ -141,7 +141,7 @@ def _build(model: Any, pretrained: bool | str, params: Any, input_shape: Any,
         if input_shape is None:
             raise ValueError("pass input_shape=(batch, ...) to deploy a block")
         return model, None, _shapes(input_shape)
-    from .._api import info, load
+    from gluon_hub import info, load
 
     if params is not None and pretrained is not False:
         raise ValueError("give either pretrained weights or a params file, not both")
@@ -160,7 +160,7 @@ def _build(model: Any, pretrained: bool | str, params: Any, input_shape: Any,
         path = Path(params).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"params file {str(path)!r} does not exist")
-        from .._cache._paramsfile import check_params_file
+        from gluon_hub.cache import check_params_file
 
         check_params_file(path)  # a crafted header must not reach MXNet's loader
         try:
@@ -172,7 +172,7 @@ def _build(model: Any, pretrained: bool | str, params: Any, input_shape: Any,
 
 def _check_hybridizable(net: Any) -> None:
     """Refuse a network holding a plain ``Block``, naming it: no symbol can record its Python code."""
-    from ..compat import mx
+    from gluon_hub.compat import mx
 
     if not isinstance(net, mx.gluon.Block):
         raise TypeError(f"expected a Gluon HybridBlock, got {type(net).__name__}")
@@ -227,7 +227,7 @@ def _graph(mx: Any, target: Path, shapes: list[tuple[int, ...]], label: str) -> 
 
 def _image_lines(spec: ModelSpec | None, shapes: list[tuple[int, ...]]) -> list[str]:
     """The manifest's image preprocessing, where the first input is one RGB image of the spec."""
-    from ..runtime import geometry
+    from gluon_hub.runtime import geometry
 
     if spec is None or spec.input is None or spec.input.dtype != "float32" or len(shapes[0]) != 4:
         return []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gluon_hub
-from gluon_hub._quantize import calibration_layers, int8_operators
+from gluon_hub_deploy._quantize import calibration_layers, int8_operators
 from gluon_hub.compat import mx
 
 
@@ -43,7 +43,7 @@ def digits():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
     try:
         import digits_demo
     finally:
