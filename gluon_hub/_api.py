@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import _heads, _index
+from ._cache._errors import OfflineMissError
 from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
 from .errors import ModelBuildError
-from .specs import DatasetSpec, LossSpec, ModelSpec, PluginInfo
+from .specs import DatasetSpec, InputSpec, LossSpec, ModelSpec, PluginInfo
 
 
 def _names(specs: Sequence[Any], kind: str) -> list[str]:
@@ -42,7 +43,22 @@ def list_models(
 
 def info(name: str) -> ModelSpec:
     """The spec of a model, with its metadata, weight variants and reported metrics."""
-    return get_hub().catalog("models").get(name)
+    return get_hub().lookup("models", name)
+
+
+def input_spec(model: str | ModelSpec | InputSpec) -> InputSpec:
+    """What a model expects as input, from its name, its spec or an ``InputSpec`` itself.
+
+    The name-taking form of :meth:`InputSpec.of`, which preprocessing code calls so that
+    users may pass whichever they hold.
+
+    Examples
+    --------
+    >>> import gluon_hub
+    >>> gluon_hub.input_spec("resnet18_v1").crop
+    224
+    """
+    return InputSpec.of(info(model) if isinstance(model, str) else model)
 
 
 def _contexts(ctx: Any) -> Any:
@@ -107,9 +123,12 @@ def load(
     except Exception as exc:  # the plugin's code: say whose it is, keep the original
         raise ModelBuildError(f"building {owner} failed: {type(exc).__name__}: {exc}") from exc
     if variant is not None:
-        from .cache import fetch_params
+        from .cache import fetch_params, prefetch_command
 
-        path = fetch_params(variant.file, root=root)
+        try:
+            path = fetch_params(variant.file, root=root)
+        except OfflineMissError as miss:  # the cache knows the file; the name is known here
+            raise miss.with_command(prefetch_command(spec, variant.tag)) from None
         try:
             if new_head is None:
                 net.load_parameters(str(path), ctx=contexts)
@@ -217,7 +236,7 @@ def list_datasets(
 
 def dataset_info(name: str) -> DatasetSpec:
     """The spec of a dataset."""
-    return get_hub().catalog("datasets").get(name)
+    return get_hub().lookup("datasets", name)
 
 
 def load_dataset(name: str, segment: str | None = None, root: str | None = None, **kwargs: Any) -> Any:
@@ -236,7 +255,14 @@ def load_dataset(name: str, segment: str | None = None, root: str | None = None,
     if root is not None:
         kwargs["root"] = root
     owner = f"dataset {spec.qualified_name!r}"
-    return call_with_checked_kwargs(import_object(spec.factory, owner), owner, {}, kwargs)
+    try:
+        return call_with_checked_kwargs(import_object(spec.factory, owner), owner, {}, kwargs)
+    except OfflineMissError as miss:  # one of its files: prefetching the dataset fetches it
+        if not any(f.hash == miss.file_hash for f in spec.files):
+            raise
+        from .cache import prefetch_command
+
+        raise miss.with_command(prefetch_command(spec)) from None
 
 
 def list_losses(pattern: str | None = None, *, plugin: str | None = None) -> list[str]:
@@ -246,7 +272,7 @@ def list_losses(pattern: str | None = None, *, plugin: str | None = None) -> lis
 
 def get_loss(name: str, **kwargs: Any) -> Any:
     """Build a loss block by name, for example ``get_loss("label_smoothing_ce", epsilon=0.1)``."""
-    spec: LossSpec = get_hub().catalog("losses").get(name)
+    spec: LossSpec = get_hub().lookup("losses", name)
     owner = f"loss {spec.qualified_name!r}"
     return call_with_checked_kwargs(import_object(spec.factory, owner), owner, {}, kwargs)
 
@@ -258,7 +284,7 @@ def list_batchify(pattern: str | None = None, *, plugin: str | None = None) -> l
 
 def get_batchify(name: str, **kwargs: Any) -> Any:
     """Build a registered batchify function by name."""
-    spec = get_hub().catalog("batchify").get(name)
+    spec = get_hub().lookup("batchify", name)
     owner = f"batchify {spec.qualified_name!r}"
     return call_with_checked_kwargs(import_object(spec.factory, owner), owner, {}, kwargs)
 

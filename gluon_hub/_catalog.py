@@ -3,7 +3,8 @@
 Names are case-insensitive (as in GluonCV) and may be qualified as ``plugin/name``. A bare
 name registered by two plugins is ambiguous unless the user prefers one of them
 (``GLUON_HUB_PREFER_PLUGINS`` or the config key ``prefer_plugins``); a name a plugin
-registered twice, or that belongs to a plugin that failed, raises only when asked for.
+registered twice raises only when asked for. A catalog knows only its specs: the hub, which
+knows the plugins and the registry index, explains a missing name (:meth:`Hub.lookup`).
 """
 
 from __future__ import annotations
@@ -11,29 +12,20 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 from . import _env
-from .errors import (
-    AmbiguousNameError,
-    IndexFormatError,
-    PluginError,
-    PluginNotInstalledError,
-    UnknownNameError,
-)
+from ._config import preferred_plugins
+from .errors import AmbiguousNameError, PluginError, UnknownNameError
 from .specs import SPEC_KINDS
-
-if TYPE_CHECKING:
-    from ._hub import Hub
 
 
 class Catalog:
     """The specs of one kind, indexed by qualified and by bare name."""
 
-    def __init__(self, kind: str, specs: list[Any], hub: Hub) -> None:
+    def __init__(self, kind: str, specs: list[Any]) -> None:
         self.kind = kind
         self.noun = SPEC_KINDS[kind].noun
-        self._hub = hub
         self._by_qualified: dict[str, Any] = {}
         self._by_bare: dict[str, list[str]] = {}
         self._duplicates: dict[str, str] = {}
@@ -66,18 +58,17 @@ class Catalog:
         return errors
 
     def get(self, name: str) -> Any:
-        """The spec for ``name`` or ``plugin/name``; raises with the fix when there is none."""
+        """The spec for ``name`` or ``plugin/name``; an unknown name raises with close matches."""
         if not isinstance(name, str) or not name:
             raise TypeError(f"a {self.noun} name must be a non-empty string, got {name!r}")
         key = name.strip().lower()
         if "/" in key:
             if key not in self._by_qualified:
-                plugin, bare = key.split("/", 1)
-                self._raise_missing(name, bare, plugin)
+                self._raise_missing(name)
         else:
             candidates = self._by_bare.get(key, [])
             if not candidates:
-                self._raise_missing(name, key, None)
+                self._raise_missing(name)
             key = candidates[0] if len(candidates) == 1 else self._preferred(name, candidates)
         if key in self._duplicates:
             raise PluginError(self._duplicates[key])
@@ -86,7 +77,7 @@ class Catalog:
     def _preferred(self, name: str, candidates: list[str]) -> str:
         """The candidate of the first preferred plugin; ambiguous when none is preferred."""
         by_plugin = {self._by_qualified[c].plugin.lower(): c for c in candidates}
-        preferred, where = self._hub.preferred_plugins()
+        preferred, where = preferred_plugins()
         for plugin in preferred:
             if plugin.lower() in by_plugin:
                 return by_plugin[plugin.lower()]
@@ -98,48 +89,13 @@ class Catalog:
             f"GLUON_HUB_PREFER_PLUGINS={first} (or \"prefer_plugins\": [\"{first}\"] in {where})"
         )
 
-    def _raise_missing(self, name: str, bare: str, plugin: str | None) -> None:
-        what = f"{self.noun} {name!r}"
-        try:
-            index = self._hub.index()
-            indexed = index.lookup(self.kind, bare)
-            note = ""
-        except IndexFormatError as exc:  # keep the "unknown name" error; say why no hint
-            index, indexed, note = None, None, f"; the registry index could not be read: {exc}"
-        if index is not None and indexed is not None and plugin in (None, indexed["plugin"].lower()):
-            installed = self._hub.manager.info(indexed["plugin"])
-            if installed is None:
-                raise PluginNotInstalledError(index.install_hint(what, indexed["distribution"]))
-            error = self._hub.plugin_error(indexed["plugin"])
-            if error is not None:
-                raise PluginError(
-                    f"{what} comes from plugin {indexed['plugin']!r}, which is not usable: {error}"
-                )
-            # The plugin is installed and loaded without this name: what is installed wins
-            # over what an index claims, so no install command, only the fact.
-            source = "" if index.packaged else f" {index.source}"
-            note = (
-                f"; the registry index{source} lists it under plugin {indexed['plugin']!r}, "
-                f"but the installed {installed.distribution or indexed['plugin']} "
-                f"{installed.version or ''} does not provide it"
-            )
-        if plugin is not None:
-            error = self._hub.plugin_error(plugin)
-            if error is not None:
-                raise PluginError(f"plugin {plugin!r} is not usable: {error}")
+    def _raise_missing(self, name: str) -> None:
         names = [s.name.lower() for s in self] + [s.qualified_name.lower() for s in self]
         close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
         hint = f"; did you mean: {', '.join(close)}?" if close else ""
-        unusable = [i for i in self._hub.manager.unusable() if plugin in (None, i.name.lower())]
-        if unusable:
-            listed = ", ".join(f"{i.name} ({i.status})" for i in unusable)
-            note += (
-                f"; plugins that could not be loaded might provide it: {listed} "
-                "(gluon-hub plugins says why)"
-            )
         raise UnknownNameError(
             f"no {self.noun} named {name!r}{hint} (gluon-hub list or gluon-hub search shows "
-            f"what is available){note}"
+            "what is available)"
         )
 
     def select(self, pattern: str | None = None, plugin: str | None = None, **equal: Any) -> list[Any]:

@@ -12,7 +12,15 @@ from typing import Any
 from . import _env, _index
 from ._catalog import Catalog
 from ._manager import DISABLED, LOADED, PluginManager
-from .errors import PluginWarning
+from .errors import (
+    AmbiguousNameError,
+    HubError,
+    IndexFormatError,
+    PluginError,
+    PluginNotInstalledError,
+    PluginWarning,
+    UnknownNameError,
+)
 from .specs import SPEC_KINDS, PluginInfo
 
 _PACKAGE = str(Path(__file__).resolve().parent)
@@ -91,7 +99,7 @@ class Hub:
         with self._lock:
             catalog = self._catalogs.get(kind)
             if catalog is None:
-                catalog = Catalog(kind, self.manager.specs(kind), self)
+                catalog = Catalog(kind, self.manager.specs(kind))
                 self._catalogs[kind] = catalog
                 self._statuses_changed = True  # calling the hooks may mark plugins failed
             return catalog
@@ -131,24 +139,58 @@ class Hub:
             self.manager.unregister(name)
             self._catalogs.clear()
 
-    # -- preferences -----------------------------------------------------------------
-    def preferred_plugins(self) -> tuple[list[str], str]:
-        """Plugins preferred for bare names, in order, and where a user would set that.
+    # -- lookups -------------------------------------------------------------------
+    def lookup(self, kind: str, name: str) -> Any:
+        """The spec of one kind for ``name`` or ``plugin/name``; a missing name raises with
+        the fix: the distribution to install (from the registry index), the plugin that
+        failed, or the close matches."""
+        catalog = self.catalog(kind)
+        try:
+            return catalog.get(name)
+        except AmbiguousNameError:
+            raise
+        except UnknownNameError as exc:
+            raise self._missing(catalog, name, str(exc)) from None
 
-        ``GLUON_HUB_PREFER_PLUGINS`` wins over the config file's ``prefer_plugins``.
-        """
-        from ._cache._config import config_path, read_config
-
-        where = str(config_path())
-        names = _env.preferred_plugins()
-        if names is not None:
-            return names, where
-        value = read_config().get("prefer_plugins", [])
-        if isinstance(value, str):
-            value = value.split(",")
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValueError(f"{where}: 'prefer_plugins' must be a list of plugin names")
-        return [v.strip() for v in value if v.strip()], where
+    def _missing(self, catalog: Catalog, name: str, unknown: str) -> HubError:
+        """Why ``name`` is not in ``catalog``, as the error to raise; ``unknown`` is the
+        catalog's own message (with its close matches)."""
+        what = f"{catalog.noun} {name!r}"
+        key = name.strip().lower()
+        wanted, bare = key.split("/", 1) if "/" in key else (None, key)
+        try:
+            index = self.index()
+            indexed = index.lookup(catalog.kind, bare)
+            note = ""
+        except IndexFormatError as exc:  # keep the "unknown name" error; say why no hint
+            index, indexed, note = None, None, f"; the registry index could not be read: {exc}"
+        if index is not None and indexed is not None and wanted in (None, indexed["plugin"].lower()):
+            installed = self.manager.info(indexed["plugin"])
+            if installed is None:
+                return PluginNotInstalledError(index.install_hint(what, indexed["distribution"]))
+            error = self.plugin_error(indexed["plugin"])
+            if error is not None:
+                return PluginError(f"{what} comes from plugin {indexed['plugin']!r}, which is not usable: {error}")
+            # The plugin is installed and loaded without this name: what is installed wins
+            # over what an index claims, so no install command, only the fact.
+            source = "" if index.packaged else f" {index.source}"
+            note = (
+                f"; the registry index{source} lists it under plugin {indexed['plugin']!r}, "
+                f"but the installed {installed.distribution or indexed['plugin']} "
+                f"{installed.version or ''} does not provide it"
+            )
+        if wanted is not None:
+            error = self.plugin_error(wanted)
+            if error is not None:
+                return PluginError(f"plugin {wanted!r} is not usable: {error}")
+        unusable = [i for i in self.manager.unusable() if wanted in (None, i.name.lower())]
+        if unusable:
+            listed = ", ".join(f"{i.name} ({i.status})" for i in unusable)
+            note += (
+                f"; plugins that could not be loaded might provide it: {listed} "
+                "(gluon-hub plugins says why)"
+            )
+        return UnknownNameError(unknown + note)
 
     # -- index -----------------------------------------------------------------------
     def set_index(self, location: str | None) -> _index.Index:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ._cache import _store
-from ._cache._config import config_path, settings
 from ._cache._errors import (
     Attempt,
     CacheError,
@@ -34,7 +33,9 @@ from ._cache._errors import (
 from ._cache._fetch import add_file, fetch, fetch_params
 from ._cache._hashing import hash_file
 from ._cache._paramsfile import check_params_file
-from .specs import HASH_LENGTHS, FileRef
+from ._cache._settings import settings
+from ._config import config_path
+from .specs import HASH_LENGTHS, DatasetSpec, FileRef, ModelSpec
 
 __all__ = [
     "Attempt",
@@ -60,6 +61,7 @@ __all__ = [
     "mirrors",
     "offline",
     "prefetch",
+    "prefetch_command",
     "purge",
     "purge_extracted",
     "verify",
@@ -166,7 +168,7 @@ def files_of(name: str, kind: str = "models", tag: str | None = None) -> list[Fi
 
     if kind not in ("models", "datasets"):
         raise ValueError(f"kind must be 'models' or 'datasets', got {kind!r}")
-    spec = get_hub().catalog(kind).get(name)
+    spec = get_hub().lookup(kind, name)
     if kind == "datasets":
         return list(spec.files)
     if not spec.weights:
@@ -284,6 +286,15 @@ def purge_extracted(names: Sequence[str] | None = None,
     for folder in removed:
         shutil.rmtree(folder.path)
     return removed
+
+
+def prefetch_command(spec: ModelSpec | DatasetSpec, tag: str | None = None) -> str:
+    """The ``gluon-hub cache prefetch`` command that fetches a model's weights (``tag``, named
+    when there are several) or a dataset's files: what an offline miss tells the user to run."""
+    if isinstance(spec, DatasetSpec):
+        return f"gluon-hub cache prefetch --kind datasets {spec.qualified_name}"
+    option = f" --tag {tag}" if tag is not None and len(spec.weights) > 1 else ""
+    return f"gluon-hub cache prefetch {spec.qualified_name}{option}"
 
 
 def prefetch(

@@ -46,6 +46,10 @@ def geometry(model: str | ModelSpec | InputSpec) -> Geometry:
     ``crop`` is the spec's crop (else its square spatial size), ``resize`` the shorter side
     scaled to first (else the crop); means above 1 are on the 0-255 scale.
     """
+    if isinstance(model, str):  # the caller looks a name up, never the spec
+        from ._api import input_spec
+
+        model = input_spec(model)
     spec = InputSpec.of(model)
     layout = (spec.layout or "CHW").upper().lstrip("N")
     if layout != "CHW":

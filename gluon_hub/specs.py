@@ -188,17 +188,17 @@ class InputSpec:
                 _freeze(self, name)
 
     @classmethod
-    def of(cls, model: str | ModelSpec | InputSpec) -> InputSpec:
-        """The input spec of a registered model (by name or spec), or ``model`` itself: what
-        preprocessing code accepts, so that users may pass whichever they hold."""
+    def of(cls, model: ModelSpec | InputSpec) -> InputSpec:
+        """The input spec of a model's spec, or ``model`` itself: what preprocessing code
+        accepts, so that users may pass whichever they hold. A model *name* is looked up by
+        :func:`gluon_hub.input_spec`: specs are contracts and never ask the hub."""
         if isinstance(model, InputSpec):
             return model
         if isinstance(model, str):
-            from ._api import info
-
-            model = info(model)
+            raise TypeError(f"InputSpec.of takes a ModelSpec or an InputSpec; for the model named "
+                            f"{model!r} use gluon_hub.input_spec({model!r})")
         if not isinstance(model, ModelSpec):
-            raise TypeError(f"expected a model name, ModelSpec or InputSpec, got {type(model).__name__}")
+            raise TypeError(f"expected a ModelSpec or InputSpec, got {type(model).__name__}")
         if model.input is None:
             raise ValueError(f"model {model.qualified_name!r} declares no input spec, so its preprocessing is "
                              "unknown; pass an InputSpec(crop=..., mean=..., std=...) instead")

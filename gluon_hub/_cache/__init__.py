@@ -1,6 +1,6 @@
 """The hash-verified file cache's machinery (private; the public API is :mod:`gluon_hub.cache`).
 
-One job per module: ``_config`` (locations, mirrors, settings), ``_download`` (HTTP
+One job per module: ``_settings`` (locations, mirrors, limits), ``_download`` (HTTP
 streaming, resume, retries, limits), ``_hashing`` (every file hash), ``_store`` (layout,
 stamps, temp files, locks), ``_archive`` (safe zip extraction), ``_paramsfile`` (NDArray
 file validation), ``_fetch`` (putting them together), ``_remote_index`` (a registry index

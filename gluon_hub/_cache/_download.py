@@ -38,9 +38,9 @@ from typing import Any, BinaryIO, Callable, Mapping, cast
 from urllib.parse import unquote, urljoin, urlsplit
 
 from ..specs import URL_SCHEMES, url_scheme
-from ._config import Settings
 from ._errors import DiskFullError
 from ._hashing import Hasher
+from ._settings import Settings
 from ._store import meta_path
 
 CHUNK = 1 << 20

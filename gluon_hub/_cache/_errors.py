@@ -46,7 +46,24 @@ class DownloadError(CacheError):
 
 
 class OfflineMissError(DownloadError, FileNotFoundError):
-    """Offline mode is on and the file is neither cached nor on a local mirror."""
+    """Offline mode is on and the file is neither cached nor on a local mirror.
+
+    ``command`` fetches the file on a connected machine. The cache knows only the file
+    (``file_hash``); a caller that knows which model or dataset wanted it re-raises
+    :meth:`with_command` with the prefetch command of that name.
+    """
+
+    def __init__(self, label: str, attempts: list[Attempt], command: str, file_hash: str = "") -> None:
+        self.command, self.file_hash = command, file_hash
+        super().__init__(label, attempts, (
+            f"GLUON_HUB_OFFLINE=1 forbids downloading it; on a machine with network access run: "
+            f"{command} ; then copy the cache (GLUON_HUB_HOME) here, point GLUON_HUB_SHARED_CACHE "
+            "at such a copy, or add a local mirror to GLUON_HUB_MIRRORS"
+        ))
+
+    def with_command(self, command: str) -> OfflineMissError:
+        """The same miss, with ``command`` as the way to fetch it."""
+        return OfflineMissError(self.label, self.attempts, command, self.file_hash)
 
 
 class DiskFullError(CacheError):

@@ -10,7 +10,6 @@ from pathlib import Path
 from ..specs import FileRef
 from . import _store
 from ._archive import extract_member
-from ._config import PUBLIC_PREFIX, Settings, settings as read_settings
 from ._download import Result, SourceFailed, copy_local, encoded_note, http_download, local_path
 from ._errors import (
     Attempt,
@@ -20,6 +19,7 @@ from ._errors import (
     UnsafeArchiveError,
 )
 from ._progress import Progress
+from ._settings import PUBLIC_PREFIX, Settings, settings as read_settings
 
 log = logging.getLogger("gluon_hub.cache")
 
@@ -72,34 +72,9 @@ def sources(ref: FileRef, cfg: Settings) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _prefetch_hint(ref: FileRef) -> str:
-    """How to get ``ref`` here: a command that fetches it by the model or dataset that uses
-    it, else by the file itself (word vectors and vocabularies have no registry name)."""
-    owners: list[str] = []
-    try:
-        from .._hub import get_hub
-
-        hub = get_hub()
-        for spec in hub.catalog("models"):
-            for w in spec.weights:
-                if w.file.hash == ref.hash:
-                    tag = f" --tag {w.tag}" if len(spec.weights) > 1 else ""
-                    owners.append(f"gluon-hub cache prefetch {spec.qualified_name}{tag}")
-        for spec in hub.catalog("datasets"):
-            if any(f.hash == ref.hash for f in spec.files):
-                owners.append(f"gluon-hub cache prefetch --kind datasets {spec.qualified_name}")
-    except Exception:  # the hint must never hide the real error
-        owners = []
-    command = owners[0] if owners else _fetch_command(ref)
-    return (
-        f"on a machine with network access run: {command} ; then copy the cache "
-        "(GLUON_HUB_HOME) here, point GLUON_HUB_SHARED_CACHE at such a copy, or add a local "
-        "mirror to GLUON_HUB_MIRRORS"
-    )
-
-
 def _fetch_command(ref: FileRef) -> str:
-    """A shell command that fetches exactly ``ref`` into the cache."""
+    """A shell command that fetches exactly ``ref`` into the cache: the cache knows no model
+    or dataset name (``load`` and ``load_dataset`` put theirs in the error)."""
     import json
     import shlex
 
@@ -264,8 +239,7 @@ def fetch(ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bo
         return hit
     todo = sources(ref, cfg)
     if cfg.offline and not todo:
-        raise OfflineMissError(label(ref), [], "GLUON_HUB_OFFLINE=1 forbids downloading it; "
-                               + _prefetch_hint(ref))
+        raise OfflineMissError(label(ref), [], _fetch_command(ref), ref.hash)
     if not todo:  # only a plugin's file named by filename alone, with no mirror configured
         raise DownloadError(label(ref), [], (
             f"{ref.filename} is not one of GluonCV's or GluonNLP's files (under "
@@ -291,8 +265,7 @@ def fetch(ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bo
         finally:
             bar.close()
     if cfg.offline:
-        raise OfflineMissError(label(ref), attempts, "GLUON_HUB_OFFLINE=1 forbids downloading it; "
-                               + _prefetch_hint(ref))
+        raise OfflineMissError(label(ref), attempts, _fetch_command(ref), ref.hash)
     hint = _mismatch_hint(ref) if any(a.expected is not None for a in attempts) else ""
     raise DownloadError(label(ref), attempts, hint)
 

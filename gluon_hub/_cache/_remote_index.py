@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Callable, Mapping, TypeVar
 
 from ..errors import IndexFormatError
-from ._config import settings
 from ._download import SourceFailed, get_bytes
 from ._hashing import hash_bytes
+from ._settings import settings
 from ._store import new_temp
 
 log = logging.getLogger("gluon_hub.cache")

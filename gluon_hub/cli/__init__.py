@@ -73,7 +73,7 @@ def _plugin_command(name: str):
     from ..errors import UnknownNameError
 
     try:
-        spec = get_hub().catalog("commands").get(name)
+        spec = get_hub().lookup("commands", name)
     except UnknownNameError:
         return None
     return import_object(spec.factory, f"command {spec.qualified_name!r}")

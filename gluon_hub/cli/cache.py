@@ -104,7 +104,7 @@ def _prefetch(args: argparse.Namespace) -> int:
 
 def _dir(args: argparse.Namespace) -> int:
     from .. import cache
-    from .._cache._config import settings
+    from .._cache._settings import settings
 
     cfg = settings()
     print(f"cache:   {cfg.home}")

@@ -80,7 +80,7 @@ def _list(args: argparse.Namespace) -> int:
 def _info(args: argparse.Namespace) -> int:
     from .._hub import get_hub
 
-    spec = get_hub().catalog(args.kind).get(args.name)
+    spec = get_hub().lookup(args.kind, args.name)
     if args.json:
         print(json.dumps(spec.to_dict(), indent=1))
         return 0

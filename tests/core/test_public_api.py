@@ -16,7 +16,7 @@ PUBLIC = {
     "info", "list_batchify", "list_datasets", "list_losses", "list_models", "load",
     "load_dataset", "plugins", "register_plugin", "reset_hub", "search", "set_index",
     "unregister_plugin", "cache", "fetch", "publish", "export", "optimize", "quantize", "OptimizeWarning",
-    "NewHead", "NewHeadWarning", "head_argument",
+    "NewHead", "NewHeadWarning", "head_argument", "input_spec",
 }
 
 

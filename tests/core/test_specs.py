@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import types
 
 import pytest
 
+import gluon_hub
 from gluon_hub import FileRef, InputSpec, Metric, ModelSpec, WeightVariant
 
 SHA1 = "a" * 40
@@ -89,3 +91,21 @@ def test_repeated_weight_tags_are_refused():
     variant = full_spec().weights[0]
     with pytest.raises(ValueError, match="tags repeat"):
         ModelSpec(name="x", factory="a:b", weights=(variant, variant))
+
+
+def test_input_spec_by_name_spec_or_input_spec():
+    """Names are looked up by gluon_hub.input_spec; InputSpec.of takes only specs and says so."""
+    plugin = types.SimpleNamespace(GLUON_HUB_API=">=1", gluon_hub_models=gluon_hub.hookimpl(lambda: [full_spec()]))
+    gluon_hub.register_plugin(plugin, "inputs")
+    expected = full_spec().input
+    assert gluon_hub.input_spec("resnet_demo") == expected
+    assert gluon_hub.input_spec(full_spec()) == expected
+    assert gluon_hub.input_spec(expected) is expected
+    assert InputSpec.of(full_spec()) == expected
+    with pytest.raises(TypeError, match=r"gluon_hub.input_spec\('resnet_demo'\)"):
+        InputSpec.of("resnet_demo")
+    with pytest.raises(gluon_hub.UnknownNameError, match="no model named 'resnet_dem'"):
+        gluon_hub.input_spec("resnet_dem")
+    bare = ModelSpec(name="bare", factory="pkg.models:bare")
+    with pytest.raises(ValueError, match="declares no input spec"):
+        gluon_hub.input_spec(bare)

@@ -1,40 +1,22 @@
-"""Where the cache lives and where files come from: env vars over config file over defaults."""
+"""Where the cache lives and where files come from: env vars over the config file
+(:mod:`gluon_hub._config`) over defaults."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .. import _env
+from .._config import APP_NAME, CACHE_NUMBER_DEFAULTS, config_path, read_config
 from ..specs import URL_SCHEMES, url_scheme
-
-APP_NAME = "gluon_hub"
 
 #: The public repository GluonCV and GluonNLP published their files to.
 DEFAULT_MIRROR = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
 #: Where in that repository GluonCV and GluonNLP put every file: it holds nothing else, so
 #: no other file (a third-party plugin's) is ever asked of it, which would leak the name.
 PUBLIC_PREFIX = "gluon/"
-
-_DEFAULTS: dict[str, float] = {
-    "lock_timeout": 600.0,
-    "connect_timeout": 10.0,
-    "read_timeout": 60.0,
-    "retries": 3.0,
-    "max_extract_size": float(16 << 30),
-    "max_download_size": float(16 << 30),
-    "download_deadline": 3600.0,
-    # registry.json is about 0.65 MB; eight MiB leaves room to grow a dozen-fold while a
-    # wrong URL (a video, a disk image) is cut off after a few MB.
-    "max_index_size": float(8 << 20),
-}
-#: ``prefer_plugins`` is read by the hub (which plugin wins a bare name), not the cache.
-_CONFIG_KEYS = {"home", "shared_caches", "mirrors", "offline", "progress", "prefer_plugins",
-                *_DEFAULTS}
 
 
 @dataclass(frozen=True)
@@ -57,33 +39,6 @@ class Settings:
     max_download_size: int
     download_deadline: float
     max_index_size: int
-
-
-def config_path() -> Path:
-    """The cache's config file: ``GLUON_HUB_CONFIG`` or the platform's user config dir."""
-    configured = _env.cache_config()
-    if configured:
-        return Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.json"
-
-
-def read_config() -> dict[str, Any]:
-    """The config file's settings; {} when it does not exist."""
-    path = config_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the gluon_hub config file {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: the config file must hold a JSON object")
-    unknown = set(data) - _CONFIG_KEYS
-    if unknown:
-        raise ValueError(f"{path}: unknown keys {sorted(unknown)}; known: {sorted(_CONFIG_KEYS)}")
-    return data
 
 
 def _split(value: str | list[str] | None, pattern: str) -> list[str]:
@@ -129,7 +84,7 @@ def settings(root: str | os.PathLike[str] | None = None) -> Settings:
     numbers = {}
     for key, value in _env.cache_numbers().items():
         if value is None:
-            value = config.get(key, _DEFAULTS[key])
+            value = config.get(key, CACHE_NUMBER_DEFAULTS[key])
         if not isinstance(value, (int, float)) or value < 0:
             raise ValueError(f"cache setting {key} must be a non-negative number, got {value!r}")
         if key == "download_deadline" and value == 0:
