@@ -31,6 +31,7 @@ from .errors import (
     AmbiguousNameError,
     HubError,
     IndexFormatError,
+    MissingDistributionError,
     ModelBuildError,
     NewHeadWarning,
     OptimizeWarning,
@@ -60,13 +61,14 @@ _LAZY = {
     "cache": ("gluon_hub.cache", None),
     "fetch": ("gluon_hub.cache", "fetch"),
     "publish": ("gluon_hub.publishing", "publish"),
-    "export": ("gluon_hub_deploy", "export"),
-    "optimize": ("gluon_hub_deploy", "optimize"),
-    "quantize": ("gluon_hub_deploy", "quantize"),
 }
 
 
 def __getattr__(name: str):
+    from ._tools import TOOLS, tool
+
+    if name in TOOLS:  # export, optimize, quantize: from gluon-hub-deploy, or its install hint
+        return tool(name)
     if name not in _LAZY:
         raise AttributeError(f"module 'gluon_hub' has no attribute {name!r}")
     import importlib
@@ -90,6 +92,7 @@ __all__ = [
     "InputSpec",
     "LossSpec",
     "Metric",
+    "MissingDistributionError",
     "ModelBuildError",
     "ModelSpec",
     "NewHead",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from . import _heads, _index
+from . import _heads, _index, _tools
 from ._cache._errors import OfflineMissError
 from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
@@ -105,12 +105,11 @@ def load(
     variant = spec.weight(pretrained) if pretrained is not False else None
     owner = _owner(spec)
     contexts = _contexts(ctx)
-    examples = None
+    examples = tools = None
     if optimize:  # before the build, so that a spec without fixed shapes fails fast
-        from gluon_hub_deploy import example_inputs
-
-        examples = example_inputs(spec, contexts[0] if isinstance(contexts, (list, tuple)) else contexts)
-    factory = import_object(spec.factory, owner)
+        tools = _tools.deploy_package(f"load({name!r}, optimize=True)")
+        examples = tools.example_inputs(spec, contexts[0] if isinstance(contexts, (list, tuple)) else contexts)
+    factory = _tools.import_factory(spec.factory, owner)  # the install hint where a distribution is missing
     defaults = spec.kwargs if variant is None else {**spec.kwargs, **variant.kwargs}
     check_kwargs(factory, owner, kwargs)
     # another class count than the published weights': every parameter but the head is loaded
@@ -140,10 +139,8 @@ def load(
                 f"loading the {variant.tag!r} weights {path} into {owner} failed: "
                 f"{detail or f'{type(exc).__name__}: {exc}'}"
             ) from exc
-    if examples is not None:
-        from gluon_hub_deploy import optimize as compile_for_inference
-
-        net = compile_for_inference(net, examples)
+    if tools is not None:
+        net = tools.optimize(net, examples)
     return net
 
 

@@ -22,7 +22,7 @@ from .errors import IndexFormatError
 from .specs import SPEC_KINDS, URL_SCHEMES, url_scheme
 
 SCHEMA = "gluon-hub-registry/1"
-FIRST_PARTY = ("gluon-hub", "gluon-cv-core", "gluon-nlp-core", "gluon-contrib")
+FIRST_PARTY = ("gluon-hub", "gluon-cv-core", "gluon-nlp-core", "gluon-contrib", "gluon-hub-deploy")
 PACKAGED_INDEX = Path(__file__).with_name("registry.json")
 
 

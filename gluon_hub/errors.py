@@ -7,6 +7,7 @@ __all__ = [
     "UnknownNameError",
     "AmbiguousNameError",
     "PluginNotInstalledError",
+    "MissingDistributionError",
     "PluginError",
     "IndexFormatError",
     "ModelBuildError",
@@ -33,6 +34,11 @@ class AmbiguousNameError(UnknownNameError):
 
 class PluginNotInstalledError(UnknownNameError):
     """The index knows the name, but the distribution that provides it is not installed."""
+
+
+class MissingDistributionError(HubError, ImportError):
+    """What was asked for lives in a first-party distribution that is not installed
+    (``gluon_hub.export`` in gluon-hub-deploy ...); the message is the command that installs it."""
 
 
 class PluginError(HubError, RuntimeError):

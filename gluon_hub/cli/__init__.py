@@ -28,7 +28,6 @@ COMMAND_MODULES = (
     "gluon_hub.cli.cache",
     "gluon_hub.cli.publishing",
     "gluon_hub.cli.plugin_tools",
-    "gluon_hub_deploy.cli",
 )
 
 
@@ -70,10 +69,12 @@ def _plugin_command(name: str):
     """The factory of a plugin-provided command, or None when no plugin adds ``name``."""
     from .._factory import import_object
     from .._hub import get_hub
-    from ..errors import UnknownNameError
+    from ..errors import PluginNotInstalledError, UnknownNameError
 
     try:
         spec = get_hub().lookup("commands", name)
+    except PluginNotInstalledError:  # the index knows the command: say what to install
+        raise
     except UnknownNameError:
         return None
     return import_object(spec.factory, f"command {spec.qualified_name!r}")

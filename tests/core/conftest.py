@@ -102,4 +102,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def only_fakes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hide the first-party plugins so a test sees only the fakes it installs."""
-    monkeypatch.setenv("GLUON_HUB_DISABLE_PLUGINS", "hub,cv,nlp,contrib")
+    monkeypatch.setenv("GLUON_HUB_DISABLE_PLUGINS", "hub,cv,nlp,contrib,deploy")

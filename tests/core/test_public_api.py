@@ -11,7 +11,7 @@ PUBLIC = {
     "AmbiguousNameError", "BatchifySpec", "CommandSpec", "DatasetSpec", "FileRef",
     "HUB_API_VERSION", "HubError", "IndexFormatError", "InputSpec", "LossSpec", "Metric",
     "ModelBuildError", "ModelSpec", "PluginError", "PluginInfo", "PluginNotInstalledError",
-    "PluginWarning", "UnknownNameError",
+    "PluginWarning", "UnknownNameError", "MissingDistributionError",
     "WeightVariant", "__version__", "dataset_info", "get_batchify", "get_loss", "hookimpl",
     "info", "list_batchify", "list_datasets", "list_losses", "list_models", "load",
     "load_dataset", "plugins", "register_plugin", "reset_hub", "search", "set_index",

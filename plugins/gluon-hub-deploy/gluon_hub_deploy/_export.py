@@ -132,8 +132,8 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     except ImportError:
         from gluon_hub._index import extra_command
 
-        raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub', 'onnx')} (the "
-                          "[onnx] extra of gluon-hub)") from None
+        raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub-deploy', 'onnx')} (the "
+                          "[onnx] extra of gluon-hub-deploy)") from None
     mx.onnx.export_model(
         f"{prefix}-symbol.json",
         f"{prefix}-0000.params",

@@ -1,18 +1,22 @@
-"""``deploy``: write a C++, Java or Clojure project that runs a model through MXNet's C API."""
+"""``gluon-hub deploy``: write a C++, Java or Clojure project that runs a model through
+MXNet's C API. The hub calls :func:`main` with the arguments after ``deploy``; the errors it
+raises on purpose (``ValueError``, ``OSError``, the hub's own) are printed by the hub as one
+``gluon-hub: error: ...`` line."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Sequence
 
 _PRETRAINED_DEFAULT = "\0default"  # --pretrained with no tag: the model's default weights
 
 
-def add_commands(subparsers: argparse._SubParsersAction) -> None:
+def build_parser() -> argparse.ArgumentParser:
     from . import LANGUAGES
 
-    p = subparsers.add_parser(
-        "deploy", help="write a C++/Java/Clojure project that runs a model without Python",
+    p = argparse.ArgumentParser(
+        prog="gluon-hub deploy",
         description="Export NAME and write DIR: the symbol and params, a program in LANG that "
         "calls MXNet's C predict API (libmxnet.so from the mxnet wheel), build.sh and run. "
         "'DIR/build.sh && DIR/run INPUT' prints the outputs as JSON; INPUT is an image or a "
@@ -33,7 +37,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--shape", action="append", metavar="D0,D1,...",
                    help="an input's shape with the batch axis, once per input in order "
                    "(default: batch 1 of the spec's shapes)")
-    p.set_defaults(run=_deploy)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the plugin command; returns the exit code."""
+    return _deploy(build_parser().parse_args(argv))
 
 
 def _shape(text: str) -> tuple[int, ...]:

@@ -1,0 +1,23 @@
+"""Entry point of the gluon-hub-deploy plugin: the ``deploy`` command; imports no mxnet.
+
+The library functions (``export``, ``optimize``, ``quantize``) need no hook: the hub's
+names for them import this distribution when first used.
+"""
+
+from __future__ import annotations
+
+from gluon_hub import CommandSpec, hookimpl
+
+GLUON_HUB_API = ">=1,<2"
+
+
+@hookimpl
+def gluon_hub_commands():
+    return [
+        CommandSpec(
+            name="deploy",
+            factory="gluon_hub_deploy.cli:main",
+            description="write a C++/Java/Clojure project that runs a model without Python: "
+                        "gluon-hub deploy NAME --lang LANG -o DIR",
+        )
+    ]
