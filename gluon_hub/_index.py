@@ -267,8 +267,8 @@ def install_command(
 def extra_command(distribution: str, extra: str) -> str:
     """The ``pip install`` of what ``distribution``'s ``extra`` adds, for this Python.
 
-    Our distributions are not on a package index, so ``pip install "gluon-hub[onnx]"`` would
-    send pip looking for one; the extra's own requirements are all on the user's index.
+    Our distributions are not on a package index, so ``pip install "gluon-hub-deploy[onnx]"``
+    would send pip looking for one; the extra's own requirements are all on the user's index.
     They are read from the installed metadata, so the hint never drifts from the pins; a
     first-party requirement gets :func:`install_command`'s wheel or checkout folder.
     """

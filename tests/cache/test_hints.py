@@ -149,13 +149,13 @@ def test_install_hints_never_send_pip_to_an_index_without_our_distributions(tmp_
     # an extra names what it adds, from the installed metadata; ours by their folder
     assert _index.extra_command("gluon-hub", "onnxruntime") == "pip install onnxruntime Pillow"
     assert _index.extra_command("gluon-contrib", "text") == f"pip install {REPO / 'plugins' / 'gluon-nlp-core'}"
-    assert "gluon-hub[" not in _index.extra_command("gluon-hub", "onnx")
+    assert "gluon-hub-deploy[" not in _index.extra_command("gluon-hub-deploy", "onnx")
     # the folder is the distribution (building it needs setuptools from the index, which
     # tests/core/test_install_hint.py does), and the extras' commands run: pip resolves them
     # here without any index, since everything they name is installed
     folder = REPO / command.partition("  #")[0].removeprefix("pip install ")
     assert 'name = "gluon-cv-core"' in (folder / "pyproject.toml").read_text()
-    for hint in (_index.extra_command("gluon-hub", "onnx"), _index.extra_command("gluon-cv-core", "video")):
+    for hint in (_index.extra_command("gluon-hub-deploy", "onnx"), _index.extra_command("gluon-cv-core", "video")):
         pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--no-deps", "-q",
                *shlex.split(hint.removeprefix("pip install "))]
         ran = subprocess.run(pip, cwd=tmp_path, capture_output=True, text=True, timeout=300)
