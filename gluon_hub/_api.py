@@ -149,10 +149,14 @@ def _initialize_fresh(net: Any, ctx: Any) -> None:
 
     Factories that copy an ImageNet backbone in at build time (``pretrained_base``) hand
     back parameters that already hold values; ``Block.initialize`` would warn once for each
-    of them ("already initialized") and keep them anyway.
+    of them ("already initialized") and keep them anyway. A model that is no Gluon ``Block``
+    but has its own ``initialize`` (gluon-hub-deploy's int8 models quantize there) gets that.
     """
     from .compat import mx
 
+    if not isinstance(net, mx.gluon.Block) and callable(getattr(net, "initialize", None)):
+        net.initialize(ctx=ctx)
+        return
     for param in net.collect_params().values():
         if param._data is None:  # MXNet has no public "has a value" test
             param.initialize(None, ctx, mx.init.Uniform())

@@ -250,3 +250,11 @@ def test_an_int8_graph_that_mxnet_cannot_run_is_refused_with_the_fix():
     int8 = gluon_hub.quantize(net, calib_data=[x], exclude_operators=["Pooling"])
     assert int8(mx.nd.array(x)).shape == (2, 4)
     assert int8.gluon_hub_float32_layers[net.prefix + "pooling0"] == "exclude_operators"
+
+
+def test_an_int8_name_loaded_without_weights_runs_int8():
+    """``load`` fills only what a factory left empty; an int8 model quantizes in its own
+    ``initialize``, which ``load`` must call (it is no Gluon Block)."""
+    net = gluon_hub.load("mobilenet1.0_int8")
+    assert {"_contrib_quantize_v2", "_sg_mkldnn_conv"} <= set(int8_operators(net.int8))
+    assert net(mx.nd.ones((1, 3, 224, 224))).shape == (1, 1000)
