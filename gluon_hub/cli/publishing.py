@@ -99,7 +99,7 @@ def _publish(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .._mirror_server import MirrorServer
+    from ..publishing._mirror_server import MirrorServer
 
     server = MirrorServer(args.directory, args.host, args.port, verbose=args.verbose)
 

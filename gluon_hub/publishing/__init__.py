@@ -24,8 +24,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from .errors import HubError, IndexFormatError
-from .specs import FileRef, Metric, WeightVariant, _check_name, _from_jsonable, _to_jsonable
+from ..errors import HubError, IndexFormatError
+from ..specs import FileRef, Metric, WeightVariant, _check_name, _from_jsonable, _to_jsonable
 
 if TYPE_CHECKING:
     from ._bundle import BundleFile
@@ -96,7 +96,7 @@ def _checked_metric(metric: Metric) -> Metric:
 
 
 def _sha256_and_size(path: Path) -> tuple[str, int]:
-    from ._cache._hashing import hash_file_sized
+    from .._cache._hashing import hash_file_sized
 
     hashes, size = hash_file_sized(path, ["sha256"])
     return hashes["sha256"].partition(":")[2], size
@@ -107,7 +107,7 @@ def _check_params_file(path: Path) -> None:
 
     The cache's structural check reads only the headers, so mxnet is not imported.
     """
-    from .cache import check_params_file
+    from ..cache import check_params_file
 
     check_params_file(path)
 
@@ -205,7 +205,7 @@ def _update_index(path: Path, name: str, variant: WeightVariant) -> None:
     from filelock import FileLock
 
     # The lock lives outside the folder, which is uploaded as it is.
-    from ._cache._hashing import hash_bytes
+    from .._cache._hashing import hash_bytes
 
     key = hash_bytes(str(path.resolve()).encode()).partition(":")[2][:16]
     with FileLock(os.path.join(tempfile.gettempdir(), f"gluon-hub-publish-{key}.lock")):

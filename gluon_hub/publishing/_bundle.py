@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
-from ._cache._hashing import hash_bytes, hash_file_sized, hash_stream
-from ._version import __version__
-from .publishing import BundleError, weights_from_index
-from .specs import FileRef, WeightVariant, _check_hash, _from_jsonable, _to_jsonable
+from .._cache._hashing import hash_bytes, hash_file_sized, hash_stream
+from .._version import __version__
+from . import BundleError, weights_from_index
+from ..specs import FileRef, WeightVariant, _check_hash, _from_jsonable, _to_jsonable
 
 SCHEMA = "gluon-hub-bundle/1"
 MANIFEST = "manifest.json"
@@ -62,8 +62,8 @@ def parse_target(text: str) -> tuple[str, str | None]:
 
 def _variants(name: str, from_dir: Path | None) -> tuple[str, tuple[WeightVariant, ...]]:
     """A model's qualified name and weight variants: from the plugins, else ``from_dir``'s index."""
-    from ._api import info
-    from .errors import UnknownNameError
+    from .._api import info
+    from ..errors import UnknownNameError
 
     try:
         spec = info(name)
@@ -95,7 +95,7 @@ def _select(name: str, variants: tuple[WeightVariant, ...], tag: str | None, all
 def _local_file(ref: FileRef, from_dir: Path | None, root: Any) -> Path:
     """The verified delivered file of ``ref``: from ``from_dir``, else through the cache."""
     if from_dir is None:
-        from .cache import fetch
+        from ..cache import fetch
 
         return fetch(ref, root=root)
     names = [n for n in (ref.filename, ref.extract) if n]
@@ -295,7 +295,7 @@ def read_bundle(
     archive: str | os.PathLike[str], root: str | os.PathLike[str] | None = None
 ) -> list[tuple[BundleFile, Path]]:
     """Verify a bundle, then add its files to the cache; see :func:`gluon_hub.publishing.import_bundle`."""
-    from .cache import add_file
+    from ..cache import add_file
 
     path = Path(archive)
     try:
