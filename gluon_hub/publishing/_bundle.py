@@ -27,8 +27,9 @@ from typing import Any, Sequence
 
 from .._cache._hashing import hash_bytes, hash_file_sized, hash_stream
 from .._version import __version__
-from . import BundleError, weights_from_index
 from ..specs import FileRef, WeightVariant, _check_hash, _from_jsonable, _to_jsonable
+from ._weights_index import weights_from_index
+from .errors import BundleError
 
 SCHEMA = "gluon-hub-bundle/1"
 MANIFEST = "manifest.json"
