@@ -22,14 +22,15 @@ import statistics
 import tempfile
 import time
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
-import gluonnlp
 import numpy as np
-from gluonnlp.model import bert as ref_bert
 
+import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
 from gluon_hub.compat import mx
 from gluon_nlp_core.models.bert import BERTClassifier, bert_12_768_12
 from gluon_nlp_core.quantize import agreement, quantize_classifier
+
+import gluonnlp
+from gluonnlp.model import bert as ref_bert
 
 VOCAB_SIZE = 30522
 

@@ -23,12 +23,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for gluonnlp's mxnet import)
-import gluonnlp
 import regex
 
+import gluon_hub.compat  # noqa: F401  (numpy aliases for gluonnlp's mxnet import)
 from gluon_nlp_core.text import GPT2BPETokenizer
 from gluon_nlp_core.text.bpe import byte_to_unicode
+
+import gluonnlp
 
 _SYLLABLES = "ka to ri shu men ber gar la vo in ex ter pre con ing tion al ly ous est".split()
 _EXTRA = ["'s", "'ll", "n't", ",", ".", "!", "?", "2024", "3.5", "é", "ü", "中文", "😀", "--"]

@@ -46,8 +46,8 @@ def main() -> None:
 
     import gluon_hub
     from gluon_hub.compat import mx
-    from gluon_hub_deploy import deploy
     from gluon_hub.runtime import load_onnx
+    from gluon_hub_deploy import deploy
 
     spec = gluon_hub.info(args.model)
     shape = (1, *spec.input.shape)

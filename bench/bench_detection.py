@@ -79,9 +79,9 @@ def compare(name: str, side: int, rounds: int, iters: int) -> dict[str, float]:
 
 def preset_pairs() -> list[tuple[str, object, object]]:
     """(name, ours, GluonCV's) validation presets at each family's default size."""
-    from gluoncv.data.transforms import presets
-
     from gluon_cv_core.data import detection_presets as ours
+
+    from gluoncv.data.transforms import presets
 
     return [
         ("SSD 512", ours.SSDValTransform(512, 512), presets.ssd.SSDDefaultValTransform(512, 512)),

@@ -22,7 +22,6 @@ import sys
 import tempfile
 
 import numpy as np
-
 from bench_cv_inference import default_threads, interleaved, pin_threads, summarise
 
 

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 import gluon_hub.compat  # noqa: F401  (numpy aliases for gluonnlp's mxnet import)
-import gluonnlp.data.sampler as nlp_sampler
 from gluon_hub.data import sampler as hub_sampler
+
+import gluonnlp.data.sampler as nlp_sampler
 
 
 def _run(module: Any, lengths: list[int], kwargs: dict[str, Any]) -> tuple[float, float, list[list[int]]]:

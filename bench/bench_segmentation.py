@@ -89,11 +89,10 @@ def compare(name: str, side: int, rounds: int, iters: int) -> dict[str, float]:
 def compare_multi_scale(shape: tuple[int, int], base_size: int, crop_size: int, scales: list[float],
                         rounds: int) -> dict[str, float]:
     """Multi-scale, flipped evaluation of one image: ours against GluonCV's ``MultiEvalModel``."""
+    from gluon_cv_core.segmentation_eval import MultiScaleEvaluator
     from gluon_hub.compat import mx
 
     from gluoncv.model_zoo.segbase import MultiEvalModel
-
-    from gluon_cv_core.segmentation_eval import MultiScaleEvaluator
 
     ours, ref, _ = build_pair("fcn_resnet50_voc", crop_size)
     ref.base_size = base_size

@@ -32,10 +32,10 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=120)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
-    from gluoncv.data import VideoClsCustom
-
     from gluon_cv_core.data.video_clips import ClipSampler
     from gluon_cv_core.data.video_datasets import VideoClassification, VideoItem
+
+    from gluoncv.data import VideoClsCustom
 
     with tempfile.TemporaryDirectory() as folder:
         video = _video(Path(folder) / "bench.mp4", args.frames)

@@ -54,7 +54,6 @@ from .specs import (
     WeightVariant,
 )
 
-
 #: Public names whose modules are imported on first access: the cache and publishing
 #: pull in requests, filelock and tqdm, which listing and lookups never need.
 _LAZY = {

@@ -21,7 +21,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 __all__ = ["NewHead", "head_argument"]
 
@@ -99,7 +99,7 @@ class Change:
     requested: Any
 
 
-def change(factory: Any, defaults: dict[str, Any], kwargs: dict[str, Any]) -> Change | None:
+def change(factory: Any, defaults: Mapping[str, Any], kwargs: dict[str, Any]) -> Change | None:
     """The class-count change ``kwargs`` ask of published weights built with ``defaults``, or None."""
     head = getattr(factory, _MARK, None)
     if not isinstance(head, _Head) or head.argument not in kwargs:

@@ -7,6 +7,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from . import _env, _index
@@ -29,7 +30,8 @@ _PACKAGE = str(Path(__file__).resolve().parent)
 def _outside_stacklevel() -> int:
     """The ``stacklevel`` of the first caller outside gluon_hub, so a warning points at
     the user's line rather than at the hub's internals."""
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level

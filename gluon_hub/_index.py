@@ -259,8 +259,8 @@ def install_command(
         if (checkout / source / "pyproject.toml").is_file():
             return f"pip install {shlex.quote(str(checkout / source))}"
     # no checkout or wheel known here: the command to run in one (a shell comment says so)
-    folder = "." if source == "." else f"./{source}"
-    return (f"pip install {folder}  # in a gluon_hub checkout, or a wheel that "
+    where = "." if source == "." else f"./{source}"
+    return (f"pip install {where}  # in a gluon_hub checkout, or a wheel that "
             f"scripts/build-wheels.sh builds there: {distribution} is not on a package index")
 
 

@@ -14,9 +14,6 @@ from gluon_hub.compat import mx
 
 __all__ = ["LabelSmoothingCELoss", "SoftTargetCELoss", "FocalLoss", "MaskedSoftmaxCELoss"]
 
-Loss = mx.gluon.loss.Loss
-
-
 def _weighted(F: Any, loss: Any, weight: float | None, sample_weight: Any) -> Any:
     if sample_weight is not None:
         loss = F.broadcast_mul(loss, sample_weight)
@@ -30,7 +27,7 @@ def _check_weight(weight: Any) -> None:
         raise TypeError(f"weight must be a number or None, got {weight!r}")
 
 
-class LabelSmoothingCELoss(Loss):
+class LabelSmoothingCELoss(mx.gluon.loss.Loss):
     r"""Softmax cross-entropy against integer labels smoothed towards the uniform distribution.
 
     The target is :math:`q = (1 - \epsilon)\,\mathrm{onehot}(y) + \epsilon / K` over the
@@ -74,7 +71,7 @@ class LabelSmoothingCELoss(Loss):
         return F.mean(loss, axis=self._batch_axis, exclude=True)
 
 
-class SoftTargetCELoss(Loss):
+class SoftTargetCELoss(mx.gluon.loss.Loss):
     r"""Softmax cross-entropy against probability targets, :math:`L = -\sum_k q_k \log p_k`.
 
     For mixup and cutmix (targets mixing two one-hot labels) and for distillation
@@ -103,7 +100,7 @@ class SoftTargetCELoss(Loss):
         return F.mean(loss, axis=self._batch_axis, exclude=True)
 
 
-class FocalLoss(Loss):
+class FocalLoss(mx.gluon.loss.Loss):
     r"""Softmax focal loss, :math:`L = -\alpha (1 - p_y)^\gamma \log p_y` (Lin et al., 2017).
 
     Well-classified examples (:math:`p_y` near 1) contribute little, so training focuses
@@ -141,7 +138,7 @@ class FocalLoss(Loss):
         return F.mean(loss, axis=self._batch_axis, exclude=True)
 
 
-class MaskedSoftmaxCELoss(Loss):
+class MaskedSoftmaxCELoss(mx.gluon.loss.Loss):
     r"""Softmax cross-entropy over padded sequences: steps past each valid length count 0.
 
     ``loss(pred, label, valid_length)`` with ``pred`` of shape (N, T, C), integer ``label``

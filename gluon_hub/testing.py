@@ -499,7 +499,7 @@ def check_plugin(
                                            f"{info.status}: {info.error}"))
         if info.distribution:
             _check_distribution(report.findings, info)
-    for (kind, plugin), error in sorted(hub.manager.hook_errors.items()):
+    for (_hook, plugin), error in sorted(hub.manager.hook_errors.items()):
         if plugin in plugin_names:
             report.findings.append(Finding(ERROR, f"plugin {plugin!r}", "hook", error))
     specs = _plugin_specs(report, plugin_names, pattern)

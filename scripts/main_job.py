@@ -155,6 +155,7 @@ def run_main_job(workdir: Path, train_seconds: float) -> int:
 def evaluate(weights_index: Path) -> int:
     """The fresh process of step 4: prints one JSON line with what it loaded and measured."""
     import digits_demo
+
     import gluon_hub
 
     accuracy = digits_demo.evaluate_published(weights_index)

@@ -126,7 +126,7 @@ def _run(argv: list[str], debug: bool) -> int:
         debug = True
         argv.pop(0)
     parser = build_parser()
-    builtin = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    builtin = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr, arg-type]
     try:
         if argv and not argv[0].startswith("-") and argv[0] not in builtin:
             command = _plugin_command(argv[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from ._table import format_table, human_count, human_size, plural
 
@@ -64,7 +65,7 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps([s.to_dict() for s in specs], indent=1))
         return 0
     if args.kind == "models":
-        rows = [
+        rows: list[tuple[Any, ...]] = [
             (s.qualified_name, s.task, human_count(s.num_params), _top1(s),
              ",".join(w.tag for w in s.weights) or None)
             for s in specs

@@ -81,8 +81,8 @@ def _publish(args: argparse.Namespace) -> int:
         base_url = input(f"URL that {args.out} will be served from (empty: none, only mirrors "
                          "will find the file): ").strip() or None
     if base_url is None:
-        print(f"gluon-hub: note: no --base-url: the entry has a file name but no URL, so users "
-              f"find the file only on a mirror they configure (GLUON_HUB_MIRRORS), and "
+        print("gluon-hub: note: no --base-url: the entry has a file name but no URL, so users "
+              "find the file only on a mirror they configure (GLUON_HUB_MIRRORS), and "
               "'gluon-hub check-plugin' reports the model until its spec gives a URL",
               file=sys.stderr)
     with warnings.catch_warnings(record=True) as caught:

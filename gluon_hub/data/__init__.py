@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._specs import batchify_specs
+from ._specs import batchify_specs as batchify_specs  # re-exported: __all__ is built below
 
 _LAZY = {
     "Stack": "batchify",

@@ -87,12 +87,14 @@ class Stack:
         """Return the samples of ``data`` stacked as one NDArray."""
         _check_batch(data, "Stack")
         first = data[0]
+        dtype: np.dtype | None
         if is_ndarray(first):
             dtype = np.dtype(first.dtype) if self._dtype is None else self._dtype
             arrays = [x.asnumpy() if is_ndarray(x) else np.asarray(x) for x in data]
         else:
             dtype = self._dtype
             arrays = list(data)
+        out: np.ndarray | None
         try:
             out = np.array(arrays)
         except ValueError:  # numpy refuses samples of different shapes
@@ -104,10 +106,10 @@ class Stack:
         if out is None or out.dtype.kind not in _NUMERIC_KINDS:  # same shapes: the values are the problem
             for index, sample in enumerate(arrays):
                 _numeric(np.asarray(sample), "Stack", index)
-            _numeric(out, "Stack", 0)
+            _numeric(out, "Stack", 0)  # type: ignore[arg-type]  # a None out failed on a sample above
         if dtype is None:
-            dtype = check_dtype(out.dtype, "Stack")
-        return to_ndarray(out.astype(dtype, copy=False))
+            dtype = check_dtype(out.dtype, "Stack")  # type: ignore[union-attr]  # as above
+        return to_ndarray(out.astype(dtype, copy=False))  # type: ignore[union-attr]  # as above
 
 
 class Pad:
@@ -235,7 +237,7 @@ def _padded(arrays: list[np.ndarray], lengths: list[int], shape: tuple[int, ...]
     The samples already have the batch's ``dtype``.
     """
     # Casting as numpy did before 2.0 (-1 wraps to 255 in uint8), without its warning.
-    pad_val = np.array(pad_val).astype(dtype)
+    fill = np.array(pad_val).astype(dtype)
     size = shape[axis + 1]
     outer = math.prod(shape[1 : axis + 1])
     inner = math.prod(shape[axis + 2 :])
@@ -244,13 +246,13 @@ def _padded(arrays: list[np.ndarray], lengths: list[int], shape: tuple[int, ...]
         rows = out.reshape(shape[0], outer, size * inner)
         for row, array, length in zip(rows, arrays, lengths):
             row[:, : length * inner] = array.reshape(outer, length * inner)
-            row[:, length * inner :] = pad_val
+            row[:, length * inner :] = fill
         return out
     # Padding along the leading axis: in memory the batch is sample, padding, sample,
     # padding ... and bytearray.join copies such a list with the least per-piece cost
     # (np.concatenate sets up a cast for every piece; a Python loop of slices is slower).
     step = inner * dtype.itemsize
-    padding = memoryview(np.full(size * inner, pad_val, dtype=dtype)).cast("B")
+    padding = memoryview(np.full(size * inner, fill, dtype=dtype)).cast("B")  # type: ignore[arg-type]  # numpy < 2 stubs lack the buffer protocol
     pieces: list[Any] = [None] * (2 * len(arrays))
     pieces[::2] = arrays
     pieces[1::2] = [padding[:stop] for stop in ((size - np.array(lengths)) * step).tolist()]

@@ -446,6 +446,7 @@ class SortedBucketSampler:
         self._mult = mult
         self._reverse = reverse
         self._shuffle = shuffle
+        self._numeric: np.ndarray | None
         try:
             self._numeric = np.asarray(self._sort_keys)
         except ValueError:

@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from .._cache._hashing import hash_bytes, hash_file_sized, hash_stream
 from .._version import __version__
@@ -181,7 +181,7 @@ def _tarinfo(name: str, size: int, mtime: float) -> tarfile.TarInfo:
 
 def _write_tar(output: Path, manifest: dict[str, Any], files: list[tuple[BundleFile, Path]]) -> None:
     """Write the tar to a temp file beside ``output`` and rename it into place."""
-    mode = "w:gz" if output.name.endswith((".tar.gz", ".tgz")) else "w"
+    mode: Literal["w:gz", "w"] = "w:gz" if output.name.endswith((".tar.gz", ".tgz")) else "w"
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
     os.close(fd)
@@ -274,14 +274,14 @@ def verify_bundle(tar: tarfile.TarFile, archive: Path) -> tuple[list[BundleFile]
     if extra:
         raise BundleError(f"bundle {archive}: members not in the manifest: {sorted(extra)}")
     for entry in entries:
-        member = members.get(entry.path)
-        if member is None:
+        found = members.get(entry.path)
+        if found is None:
             raise BundleError(f"bundle {archive}: {entry.path} is in the manifest but not in the archive")
-        if member.size != entry.size:
+        if found.size != entry.size:
             raise BundleError(
-                f"bundle {archive}: {entry.path} is {member.size} bytes, the manifest says {entry.size}"
+                f"bundle {archive}: {entry.path} is {found.size} bytes, the manifest says {entry.size}"
             )
-        hashes, size = hash_stream(tar.extractfile(member), ["sha256", entry.ref.algorithm])  # type: ignore[arg-type]
+        hashes, size = hash_stream(tar.extractfile(found), ["sha256", entry.ref.algorithm])  # type: ignore[arg-type]
         for expected in (entry.sha256, entry.ref.hash):
             actual = hashes[expected.split(":", 1)[0]]
             if actual != expected or size != entry.size:

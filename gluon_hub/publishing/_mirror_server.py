@@ -95,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            start, end = span if span else (0, stat.st_size - 1)
+            start, end = span if isinstance(span, tuple) else (0, stat.st_size - 1)
             length = end - start + 1 if stat.st_size else 0
             self.send_response(HTTPStatus.PARTIAL_CONTENT if span else HTTPStatus.OK)
             if span:
@@ -205,8 +205,9 @@ class MirrorServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The base URL, ending in ``/``, with the port actually bound."""
         host, port = self.server_address[:2]
-        host = f"[{host}]" if ":" in str(host) else host
-        return f"http://{host}:{port}/"
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        name = f"[{name}]" if ":" in name else name
+        return f"http://{name}:{port}/"
 
     def start(self) -> MirrorServer:
         """Serve in a background daemon thread; returns self."""

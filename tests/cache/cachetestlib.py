@@ -11,8 +11,8 @@ import hashlib
 import http.server
 import socket
 import ssl
-import subprocess
 import struct
+import subprocess
 import sys
 import threading
 import time

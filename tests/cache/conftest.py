@@ -12,8 +12,9 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import gluon_hub  # noqa: E402
-from cachetestlib import Server  # noqa: E402
 from gluon_hub._cache import _remote_index  # noqa: E402
+
+from cachetestlib import Server  # noqa: E402
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import zipfile
 import pytest
 
 import gluon_hub
-from cachetestlib import sha256, temp_leftovers
 from gluon_hub import FileRef
-from gluon_hub.cache import check_params_file, fetch_params
-from gluon_hub.cache import DownloadError, ParamsFormatError
+from gluon_hub.cache import DownloadError, ParamsFormatError, check_params_file, fetch_params
+
+from cachetestlib import sha256, temp_leftovers
 
 
 def ndarray_file(arrays: dict, tmp_path):

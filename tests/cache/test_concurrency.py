@@ -9,6 +9,7 @@ import sys
 import time
 
 import gluon_hub
+
 from cachetestlib import ref_for, temp_leftovers
 
 FETCH = """

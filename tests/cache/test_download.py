@@ -8,9 +8,10 @@ import time
 import pytest
 
 import gluon_hub
-from cachetestlib import ref_for, sha256, temp_leftovers
 from gluon_hub import FileRef
 from gluon_hub.cache import DownloadError
+
+from cachetestlib import ref_for, sha256, temp_leftovers
 
 DATA = os.urandom(300_000)
 

@@ -31,8 +31,9 @@ class TinyPlugin:
 @pytest.fixture
 def published(server, tmp_path, monkeypatch):
     """tiny_net's weights, published GluonCV-style (a zip) and plain, on a loopback mirror."""
-    from cachetestlib import tiny_net
     from gluon_hub.compat import mx
+
+    from cachetestlib import tiny_net
 
     net = tiny_net()
     net.initialize(mx.init.Normal(1.0))

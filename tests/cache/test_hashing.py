@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import gluon_hub
-from cachetestlib import sha256
 from gluon_hub._cache import _hashing
+
+from cachetestlib import sha256
 
 PACKAGE = Path(gluon_hub.__file__).parent
 

@@ -16,9 +16,10 @@ import zipfile
 import pytest
 
 import gluon_hub
-from cachetestlib import Server, ref_for, self_signed_cert, sha256, temp_leftovers, visible_files
 from gluon_hub import FileRef
 from gluon_hub.cache import DownloadError
+
+from cachetestlib import Server, ref_for, self_signed_cert, sha256, temp_leftovers, visible_files
 
 DATA = os.urandom(300_000)
 BIG = 32 << 20  # what a hostile server would keep sending

@@ -9,9 +9,10 @@ import textwrap
 
 import pytest
 
-from cachetestlib import run_python
 from gluon_hub import IndexFormatError, _index
 from gluon_hub._cache import _remote_index
+
+from cachetestlib import run_python
 
 INDEX = _index.PACKAGED_INDEX.read_bytes()
 BIG = 32 << 20

@@ -15,10 +15,11 @@ import zipfile
 import pytest
 
 import gluon_hub
-from cachetestlib import Server, run_python, sha256, temp_leftovers
 from gluon_hub import FileRef, IndexFormatError, _index
 from gluon_hub._cache import _remote_index
 from gluon_hub.cache import DownloadError
+
+from cachetestlib import Server, run_python, sha256, temp_leftovers
 
 DATA = os.urandom(5000)
 PUBLIC = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"

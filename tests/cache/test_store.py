@@ -10,9 +10,10 @@ import sys
 import pytest
 
 import gluon_hub
-from cachetestlib import ref_for, run_python, sha256, temp_leftovers
 from gluon_hub import FileRef, cache
 from gluon_hub.cache import CacheNotWritableError, DiskFullError, OfflineMissError
+
+from cachetestlib import ref_for, run_python, sha256, temp_leftovers
 
 DATA = os.urandom(200_000)
 

@@ -73,7 +73,7 @@ def fake_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., 
         (site / f"{module}.py").write_text(textwrap.dedent(body))
         info = site / f"{distribution.replace('-', '_')}-1.2.3.dist-info"
         info.mkdir()
-        metadata = [f"Metadata-Version: 2.1", f"Name: {distribution}", "Version: 1.2.3"]
+        metadata = ["Metadata-Version: 2.1", f"Name: {distribution}", "Version: 1.2.3"]
         metadata += [f"Requires-Dist: {r}" for r in requires]
         (info / "METADATA").write_text("\n".join(metadata) + "\n")
         (info / "entry_points.txt").write_text(f"[gluon_hub]\n{plugin_name} = {module}\n")

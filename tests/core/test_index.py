@@ -12,8 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import gluon_hub
-from gluon_hub import IndexFormatError, UnknownNameError
-from gluon_hub import _index
+from gluon_hub import IndexFormatError, UnknownNameError, _index
 
 GOOD = {
     "schema": "gluon-hub-registry/1",

@@ -4,7 +4,6 @@ onnxruntime with the model's preprocessing, with MXNet's answers and without MXN
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import sysconfig

@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gluon_hub.compat import mx
 from gluon_hub.data import Dict, List, NamedTuple, Pad, Stack, Tuple

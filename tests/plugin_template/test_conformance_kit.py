@@ -164,7 +164,9 @@ def test_weights_are_fetched_verified_and_loaded(fake_plugin, weight_server, tmp
     digest = hashlib.sha256(data).hexdigest()
     (folder / "wide.params").write_bytes(data)
 
-    def variant(tag, filename, hash_=digest, size=len(data)):
+    data_size = len(data)
+
+    def variant(tag, filename, hash_=digest, size=data_size):
         return WeightVariant(tag=tag, file=FileRef(hash=f"sha256:{hash_}", size=size,
                                                    urls=(f"{base}/{filename}",)))
 

@@ -35,8 +35,9 @@ def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def trained_net():
     """The helper's tiny network after a few SGD steps, so its weights are not an init."""
-    from gluon_hub.compat import mx
     from tests_publishing_models import IN_UNITS, tiny_net
+
+    from gluon_hub.compat import mx
 
     mx.random.seed(7)
     net = tiny_net()

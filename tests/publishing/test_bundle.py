@@ -14,9 +14,9 @@ from tests_publishing_lib import load_in_fresh_process, outputs_of
 from tests_publishing_models import PublishedWeightsPlugin
 
 import gluon_hub
-from gluon_hub.publishing._bundle import _manifest_hash
 from gluon_hub.cli import main
 from gluon_hub.publishing import BundleError, bundle, import_bundle, publish
+from gluon_hub.publishing._bundle import _manifest_hash
 
 
 def snapshot(home: Path) -> dict[str, bytes]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from gluon_hub.cache import fetch
 from tests_publishing_lib import load_in_fresh_process, outputs_of
+
+from gluon_hub.cache import fetch
 
 
 def test_published_weights_load_by_name_from_a_loopback_mirror(

@@ -87,7 +87,7 @@ def read_trec(path: Path) -> list[tuple[str, str]]:
 
 def read_sst(path: Path) -> list[tuple[str, str]]:
     """``(sentence, label)`` pairs from Kim's ``label sentence`` files or GLUE's TSV."""
-    lines = [l for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if lines and lines[0].lower().split("\t")[:2] == ["sentence", "label"]:
         samples = []
         for number, line in enumerate(lines[1:], 2):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import gluon_hub
-from gluon_hub.compat import mx
 from gluon_contrib.gan import ImagePool, linear_decay
+from gluon_hub.compat import mx
 
 
 def test_lsgan_loss_is_the_squared_distance_to_the_target():

@@ -16,7 +16,6 @@ from gluon_hub.specs import InputSpec, Metric, ModelSpec, WeightVariant
 
 from ._zoo import IMAGENET_MEAN, IMAGENET_STD, published_params, zoo_rows
 
-
 #: input preset -> (weight tag, InputSpec). Resize is crop / 0.875, rounded up, as GluonCV.
 _INPUTS = {
     "imagenet": ("imagenet", InputSpec(

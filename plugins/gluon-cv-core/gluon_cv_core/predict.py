@@ -252,7 +252,7 @@ def _print_top(args: argparse.Namespace, results: list[list[tuple[str, float]]])
     """Each image's top classes, as text or (``--json``) one JSON object per line; both runtimes."""
     for path, top in zip(args.images, results):
         if args.json:
-            print(json.dumps({"image": path, "top": [{"label": l, "score": s} for l, s in top]}))
+            print(json.dumps({"image": path, "top": [{"label": label, "score": s} for label, s in top]}))
             continue
         print(path)
         width = max(len(label) for label, _ in top)

@@ -293,6 +293,7 @@ def test_monodepth2_takes_more_input_frames_and_starts_its_encoder_as_gluoncv() 
     """``num_input_images`` stacks frames on the channels; ``pretrained_base`` copies the ImageNet
     ResNet into the encoder, the stem's kernel repeated per frame and divided by their count."""
     import numpy as np
+
     from gluon_cv_core.models.depth.monodepth2 import monodepth2_posenet
     from gluon_cv_core.models.resnetv1b import resnet_v1b
 

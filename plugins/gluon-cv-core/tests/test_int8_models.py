@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import gluon_hub
-from gluon_hub import FileRef, WeightVariant, hookimpl
-from gluon_hub_deploy._quantize import _graph, int8_operators
-from gluon_hub.compat import mx
 from gluon_cv_core._int8_specs import recorded_ranges
+from gluon_hub import FileRef, WeightVariant, hookimpl
+from gluon_hub.compat import mx
+from gluon_hub_deploy._quantize import _graph, int8_operators
 
 pytestmark = pytest.mark.parity
 

@@ -8,9 +8,8 @@ import sys
 
 import numpy as np
 
-from gluon_hub.compat import mx
-
 from gluon_cv_core.models.norm import SyncBatchNorm
+from gluon_hub.compat import mx
 
 
 def _train_step(layer_class, width: int) -> np.ndarray:

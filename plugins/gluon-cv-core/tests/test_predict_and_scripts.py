@@ -13,14 +13,12 @@ import pytest
 from PIL import Image
 
 import gluon_hub
-from gluon_hub.cli import main as hub_main
-from gluon_hub.compat import mx
-
 from gluon_cv_core.data import eval_transform, read_image
 from gluon_cv_core.labels import CIFAR10_LABELS
-from gluon_cv_core.scripts import eval as eval_script
-from gluon_cv_core.scripts import train as train_script
+from gluon_cv_core.scripts import eval as eval_script, train as train_script
 from gluon_cv_core.scripts._common import lr_schedule
+from gluon_hub.cli import main as hub_main
+from gluon_hub.compat import mx
 
 MODEL = "cifar_resnet20_v1"
 

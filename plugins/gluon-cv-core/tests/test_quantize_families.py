@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import gluon_hub
-from gluon_hub_deploy._quantize import AUTO_FLOAT32_OPERATORS, int8_operators
 from gluon_hub.compat import mx
+from gluon_hub_deploy._quantize import AUTO_FLOAT32_OPERATORS, int8_operators
 
 #: One model per family (the smallest), and the input size it is quantized at.
 FAMILIES = {

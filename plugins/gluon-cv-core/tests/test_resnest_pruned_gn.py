@@ -14,14 +14,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from gluon_cv_core.models.cifar_resnext import cifar_resnext
 from gluon_cv_core.models.norm import GroupNorm
 from gluon_cv_core.models.resnest import resnest
 from gluon_cv_core.models.resnet_pruned import resnet_v1b_pruned
 from gluon_cv_core.models.resnetv1b import resnet_v1b_gn
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
 
 def _random_reference(net, x) -> None:

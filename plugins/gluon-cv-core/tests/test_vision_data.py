@@ -10,9 +10,6 @@ import pytest
 from PIL import Image
 
 import gluon_hub
-from gluon_hub import InputSpec
-from gluon_hub.compat import mx
-
 from gluon_cv_core.data import (
     CIFAR10,
     ImageFolderDataset,
@@ -23,6 +20,8 @@ from gluon_cv_core.data import (
     topk_correct,
     train_transform,
 )
+from gluon_hub import InputSpec
+from gluon_hub.compat import mx
 
 IMAGENET = InputSpec(shape=(3, 224, 224), layout="NCHW", resize=256, crop=224,
                      mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))

@@ -82,8 +82,9 @@ def deploy(
     _check_hybridizable(net)
     _clear_folder(target)
 
-    from ._export import export
     from gluon_hub.compat import mx
+
+    from ._export import export
 
     label = f"model {spec.qualified_name!r}" if spec is not None else type(net).__name__
     try:

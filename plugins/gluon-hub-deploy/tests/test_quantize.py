@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import gluon_hub
-from gluon_hub_deploy._quantize import calibration_layers, int8_operators
 from gluon_hub.compat import mx
+from gluon_hub_deploy._quantize import calibration_layers, int8_operators
 
 
 def _net():

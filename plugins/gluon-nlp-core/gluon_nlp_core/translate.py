@@ -142,9 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.params is not None and not args.params.is_file():
         raise FileNotFoundError(f"no parameters file {str(args.params)!r}")
     import gluon_hub
-    from gluon_hub.compat import mx
-
     from gluon_hub.cache import OfflineMissError, offline
+    from gluon_hub.compat import mx
 
     ctx = mx.gpu(int(args.ctx[3:] or 0)) if args.ctx.startswith("gpu") else mx.cpu()
     if args.random_weights:

@@ -11,9 +11,10 @@ import pytest
 
 import gluon_hub
 import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 from gluon_nlp_core._data_specs import dataset_files
 from gluon_nlp_core.datasets import TREC_CLASSES, SQuAD2Record, SQuADRecord, TextDataset
+
+import gluonnlp
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -16,16 +16,13 @@ import pytest
 
 import gluon_hub
 import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
-from gluonnlp.data import conll as nlp_conll
-from gluonnlp.data import intent_slot as nlp_intent
-from gluonnlp.data import translation as nlp_translation
-from gluonnlp.data.corpora import google_billion_word as nlp_gbw
-from gluonnlp.data.corpora import large_text_compression_benchmark as nlp_ltcb
-
 from gluon_nlp_core._data_specs import _groups, dataset_files
 from gluon_nlp_core.datasets import wmt
 from gluon_nlp_core.datasets.corpora import GBW
+
+import gluonnlp
+from gluonnlp.data import conll as nlp_conll, intent_slot as nlp_intent, translation as nlp_translation
+from gluonnlp.data.corpora import google_billion_word as nlp_gbw, large_text_compression_benchmark as nlp_ltcb
 
 WORDS = ["the", "Haus", "straße", "ähnlich", "naïve", "x@@", "y", "--", "(", ")", "Zürich", "über"]
 
@@ -108,7 +105,7 @@ def test_wmt_bpe_vocabulary_and_option_checks(tmp_path):
         wmt.WMT2016BPE(segment=["train", "newstest2009"], root=str(tmp_path))
     _write_wmt(tmp_path, "wmt2016")
     with pytest.raises(AttributeError, match="no vocabulary"):
-        gluon_hub.load_dataset("wmt2016", segment="newstest2016", root=str(tmp_path)).src_vocab
+        _ = gluon_hub.load_dataset("wmt2016", segment="newstest2016", root=str(tmp_path)).src_vocab
 
 
 def test_wmt_misaligned_files_name_the_file_and_line(tmp_path):
@@ -150,7 +147,7 @@ def test_wmt_hashes_are_gluonnlps(monkeypatch, name):
 
 def _rows(rng: random.Random, columns: int, sentences: int, tags: list[str]) -> str:
     blocks = []
-    for s in range(sentences):
+    for _ in range(sentences):
         rows = [" ".join([rng.choice(WORDS)] + [rng.choice(tags) for _ in range(columns - 1)])
                 for _ in range(rng.randint(1, 4))]
         blocks.append("\n".join(rows))
@@ -439,8 +436,8 @@ def test_archive_members_are_kept_only_with_the_published_hash(tmp_path):
     one by one, GBW shards all together in name order (GluonNLP's hash of them)."""
     import hashlib
 
-    from gluon_nlp_core.datasets.corpora import _unpack
     from gluon_nlp_core.datasets._archives import extract_checked
+    from gluon_nlp_core.datasets.corpora import _unpack
 
     _tar(tmp_path / "ud.tgz", {"ud-treebanks-v2.1/UD_English/en-ud-dev.conllu": CONLLU.encode()})
     good = hashlib.sha1(CONLLU.encode()).hexdigest()

@@ -13,8 +13,9 @@ import pytest
 
 import gluon_hub
 import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 from gluon_nlp_core._data_specs import dataset_files
+
+import gluonnlp
 from mxnet.gluon.utils import _get_repo_file_url
 
 # One labelled line per task in each real file's layout (GluonNLP's docstrings show these

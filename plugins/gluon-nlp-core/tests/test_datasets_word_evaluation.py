@@ -14,18 +14,18 @@ import pytest
 
 import gluon_hub
 import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
+from gluon_hub import FileRef
 from gluon_hub.cache import DownloadError
 from gluon_hub.publishing import serve
-from gluonnlp import _constants as nlp_constants
-from gluonnlp.data import word_embedding_evaluation as nlp_eval
-from gluonnlp.data.registry import _REGSITRY_NAME_KWARGS as NLP_REGISTERED
-from mxnet.gluon.utils import _get_repo_file_url
-
-from gluon_hub import FileRef
 from gluon_nlp_core._data_specs import _groups, dataset_files
 from gluon_nlp_core.datasets._archives import extract_checked
 from gluon_nlp_core.datasets.word_evaluation import member_text
 from gluon_nlp_core.text.embedding_evaluation import cosine_similarity
+
+from gluonnlp import _constants as nlp_constants
+from gluonnlp.data import word_embedding_evaluation as nlp_eval
+from gluonnlp.data.registry import _REGSITRY_NAME_KWARGS as NLP_REGISTERED
+from mxnet.gluon.utils import _get_repo_file_url
 
 NAMES = {"WordSim353": "wordsim353", "MEN": "men", "RadinskyMTurk": "radinsky_mturk",
          "RareWords": "rare_words", "SimLex999": "simlex999", "SimVerb3500": "simverb3500",

@@ -7,15 +7,11 @@ import contextlib
 import dataclasses
 import types
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
-import gluonnlp
 import numpy as np
 import pytest
-from gluonnlp.model import sequence_sampler as ref
-from gluonnlp.model import transformer as ref_transformer
-from gluonnlp.model.translation import NMTModel
 
 import gluon_hub
+import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
 from gluon_hub import hookimpl
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
@@ -24,6 +20,10 @@ from gluon_nlp_core.models.language_model import StandardRNN
 from gluon_nlp_core.models.transformer import TransformerNMT
 from gluon_nlp_core.text.vocab import Vocab, count_tokens
 from gluon_nlp_core.translate import detokenize
+
+import gluonnlp
+from gluonnlp.model import sequence_sampler as ref, transformer as ref_transformer
+from gluonnlp.model.translation import NMTModel
 
 VOCAB, BATCH, EOS = 7, 3, 0
 

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 from gluon_nlp_core.text.embedding_evaluation import cosine_similarity, three_cos_add, three_cos_mul
+
+import gluonnlp
 
 mx = gluon_hub.compat.mx
 ev = gluonnlp.embedding.evaluation

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 from gluon_hub.cache import DownloadError
 from gluon_hub.publishing import serve
 from gluon_nlp_core.text import (
@@ -23,6 +22,8 @@ from gluon_nlp_core.text import (
     load_embedding,
     load_embedding_file,
 )
+
+import gluonnlp
 
 _REFERENCE = {
     "glove": gluonnlp.embedding.GloVe,

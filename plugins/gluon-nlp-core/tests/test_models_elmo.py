@@ -11,18 +11,18 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
-import gluonnlp
 import numpy as np
 import pytest
-from gluonnlp.model import elmo as ref_elmo
-from gluonnlp.model import language_model as ref_lm
-from gluonnlp.vocab import ELMoCharVocab as RefCharVocab
-from mxnet.gluon.model_zoo import model_store
 
+import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
 from gluon_hub.compat import mx
 from gluon_nlp_core.models import big_rnn, elmo
 from gluon_nlp_core.text.elmo_chars import ELMoCharVocab, elmo_char_ids
+
+import gluonnlp
+from gluonnlp.model import language_model as ref_lm
+from gluonnlp.vocab import ELMoCharVocab as RefCharVocab
+from mxnet.gluon.model_zoo import model_store
 
 ELMO_NAMES = ["elmo_2x1024_128_2048cnn_1xhighway", "elmo_2x2048_256_2048cnn_1xhighway",
               "elmo_2x4096_512_2048cnn_2xhighway"]

@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import inspect
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
-import gluonnlp
 import numpy as np
 import pytest
-from gluonnlp.model import bert as ref_bert
-from gluonnlp.model import language_model as ref_lm
-from gluonnlp.model import transformer as ref_transformer
-from gluonnlp.model.translation import NMTModel
 
 import gluon_hub
+import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
 from gluon_hub._factory import import_object
 from gluon_hub.compat import mx
 from gluon_hub.testing import count_parameters
 from gluon_nlp_core.models.bert import BERTClassifier, BERTForQA, BERTForQALoss
 from gluon_nlp_core.models.roberta import RoBERTaClassifier
+
+import gluonnlp
+from gluonnlp.model import bert as ref_bert, language_model as ref_lm, transformer as ref_transformer
+from gluonnlp.model.translation import NMTModel
 
 #: GPT-2 has no GluonNLP package reference (GluonNLP shipped it in its scripts):
 #: tests/test_models_gpt2.py covers it, and tests/test_models_elmo.py ELMo and big_rnn_lm_2048_512.

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import re
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
-import gluonnlp.model  # noqa: F401  (fills the model store's sha1 table)
 import pytest
+
+import gluon_hub
+import gluon_hub.compat  # noqa: F401  (numpy aliases before gluonnlp imports mxnet)
+from gluon_nlp_core.text import pretrained
+from gluon_nlp_core.text.pretrained import list_vocabs, load_vocab, vocab_file
+
+import gluonnlp.model  # noqa: F401  (fills the model store's sha1 table)
 from gluonnlp.data.utils import _vocab_sha1
 from gluonnlp.model import bert as ref_bert
 from mxnet.gluon.model_zoo import model_store
-
-import gluon_hub
-from gluon_nlp_core.text import pretrained
-from gluon_nlp_core.text.pretrained import list_vocabs, load_vocab, vocab_file
 
 NAMES = gluon_hub.list_models(plugin="nlp")
 #: GPT-2's hashes, published in GluonNLP 0.10's scripts/text_generation/model/gpt.py

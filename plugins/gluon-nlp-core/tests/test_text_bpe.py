@@ -15,14 +15,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 import pytest
 import regex
 
+import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
 import gluon_nlp_core.text as text
 from gluon_nlp_core.text import GPT2BPEDetokenizer, GPT2BPETokenizer, bpe_ranks_file
 from gluon_nlp_core.text.bpe import byte_to_unicode, read_bpe_merges
+
+import gluonnlp
 
 EDGE_CASES = [
     "Hello, World! It's 3:30pm -- isn't it?  (Yes.) we'll they've I'm you'd she's don't",

@@ -6,13 +6,14 @@ import pickle
 import random
 import sys
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 import pytest
 
+import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
 from gluon_nlp_core.text import BERTBasicTokenizer, BERTTokenizer, Vocab, WhitespaceTokenizer
 from gluon_nlp_core.text._bert_fast import CachedWordPiece, basic_tokenize_fast
 from gluon_nlp_core.text._bert_reference import basic_tokenize
+
+import gluonnlp
 
 EDGE_CASES = [
     "Hello, World! It's 3:30pm -- isn't it?  (Yes.) [ok] {x} ~a^b` $5 #1 @me",

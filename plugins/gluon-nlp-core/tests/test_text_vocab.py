@@ -9,12 +9,20 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 import pytest
 
-from gluon_nlp_core.text import BERT_SPECIAL_TOKENS, Vocab, count_tokens, list_vocabs, load_vocab, vocab_file
-from gluon_nlp_core.text import pretrained
+import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
+from gluon_nlp_core.text import (
+    BERT_SPECIAL_TOKENS,
+    Vocab,
+    count_tokens,
+    list_vocabs,
+    load_vocab,
+    pretrained,
+    vocab_file,
+)
+
+import gluonnlp
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WORDS = "the cat sat on the mat the end a cat b b c".split()
@@ -53,7 +61,7 @@ def test_lookups_and_special_attributes():
     assert "cat" in vocab and "zebra" not in vocab
     assert list(vocab) == vocab.idx_to_token
     with pytest.raises(AttributeError, match="cls_token"):
-        vocab.sep_token
+        _ = vocab.sep_token
     with pytest.raises(ValueError, match="out of range"):
         vocab.to_tokens(len(vocab))
 

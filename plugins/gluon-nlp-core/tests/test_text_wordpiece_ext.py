@@ -12,8 +12,7 @@ import random
 
 import pytest
 
-from gluon_nlp_core.text import BERTTokenizer, Vocab
-from gluon_nlp_core.text import _bert_fast
+from gluon_nlp_core.text import BERTTokenizer, Vocab, _bert_fast
 from gluon_nlp_core.text._bert_reference import basic_tokenize, wordpiece
 
 UNK = "[UNK]"

@@ -12,11 +12,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
-import gluonnlp
 import pytest
 import sentencepiece
 
+import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
 from gluon_nlp_core.text import (
     JiebaTokenizer,
     SacreMosesDetokenizer,
@@ -24,6 +23,8 @@ from gluon_nlp_core.text import (
     SentencepieceDetokenizer,
     SentencepieceTokenizer,
 )
+
+import gluonnlp
 
 _SYLLABLES = "ka to ri shu men ber gar la vo in ex ter pre con ing tion al ly".split()
 _PUNCT = [",", ".", "!", "?", ";", ":", "'s", "n't", "-", "&", "<", "\"", "'", "(", ")", "$5",

@@ -139,7 +139,7 @@ def ten_crop(frames: Any, size: int | Sequence[int]) -> np.ndarray:
         raise ValueError(f"cannot take {crop_h}x{crop_w} crops from frames of {height}x{width}")
     boxes = [((height - crop_h) // 2, (width - crop_w) // 2), (0, 0), (height - crop_h, 0), (0, width - crop_w),
              (height - crop_h, width - crop_w)]
-    crops = np.stack([frames[:, t:t + crop_h, l:l + crop_w] for t, l in boxes], axis=1)  # N, 5, h, w, C
+    crops = np.stack([frames[:, t:t + crop_h, left:left + crop_w] for t, left in boxes], axis=1)  # N, 5, h, w, C
     crops = np.concatenate([crops, crops[:, :, :, ::-1]], axis=1)
     return crops.reshape((-1,) + crops.shape[2:])
 
@@ -159,7 +159,7 @@ def three_crop(frames: Any, size: int | Sequence[int]) -> np.ndarray:
     else:
         raise ValueError(f"three-crop needs frames with one side equal to the crop's ({crop_h}x{crop_w}), got "
                          f"{height}x{width}: resize the short side first (--new-height)")
-    return np.concatenate([frames[:, t:t + crop_h, l:l + crop_w] for t, l in boxes])
+    return np.concatenate([frames[:, t:t + crop_h, left:left + crop_w] for t, left in boxes])
 
 
 class _Streams:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from gluon_hub.compat import mx
 
 from ..data.detection_presets import FasterRCNNTrainTransform, FasterRCNNValTransform

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from gluon_hub.compat import mx
 
 from ..data.detection_presets import (

@@ -103,10 +103,10 @@ class DetectionRecipe(abc.ABC):
         incomplete batch dropped (YOLOv3 draws its multi-scale size here)."""
         return mx.gluon.data.BatchSampler(sampler, batch_size, "discard")
 
-    def begin_epoch(self, epoch: int, num_epochs: int) -> None:
+    def begin_epoch(self, epoch: int, num_epochs: int) -> None:  # noqa: B027  (optional hook)
         """Called before each epoch (0-based), e.g. to stop mixup for the last epochs."""
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027  (optional hook)
         """Called once before the trainer is made, e.g. to set parameters' ``wd_mult`` as
         the family's recipe does; by default nothing."""
 

@@ -8,7 +8,7 @@ from typing import Callable
 
 from gluon_hub import head_argument
 
-from ._common import BatchNorm, HybridBlock, HardSwish, activation, check_choice, make_norm, nn
+from ._common import BatchNorm, HardSwish, HybridBlock, activation, check_choice, make_norm, nn
 
 __all__ = ["MobileNetV3", "mobilenet_v3", "CONFIGS"]
 

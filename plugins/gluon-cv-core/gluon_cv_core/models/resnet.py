@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from gluon_hub import head_argument
 
-from ._common import BatchNorm, HybridBlock, check_choice, make_norm, nn, projection, add_imagenet_stem
+from ._common import BatchNorm, HybridBlock, add_imagenet_stem, check_choice, make_norm, nn, projection
 
 __all__ = [
     "BasicBlockV1",

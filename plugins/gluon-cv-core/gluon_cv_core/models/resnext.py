@@ -9,8 +9,7 @@ from typing import Any, Callable
 
 from gluon_hub import head_argument
 
-from ._common import (BatchNorm, HybridBlock, add_conv_norm, add_imagenet_stem, check_choice,
-                      nn, projection)
+from ._common import BatchNorm, HybridBlock, add_conv_norm, add_imagenet_stem, check_choice, nn, projection
 
 __all__ = ["ResNeXtBlock", "ResNeXt", "add_resnext_stages", "resnext"]
 

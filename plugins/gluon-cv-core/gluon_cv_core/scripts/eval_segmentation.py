@@ -22,8 +22,15 @@ import sys
 from typing import Any, Sequence
 
 from ._common import check_positive
-from ._segmentation import (add_segmentation_data_arguments, build_segmenter, evaluate_segmenter,
-                            load_segmentation_split, multi_scale, parse_scales, sizes)
+from ._segmentation import (
+    add_segmentation_data_arguments,
+    build_segmenter,
+    evaluate_segmenter,
+    load_segmentation_split,
+    multi_scale,
+    parse_scales,
+    sizes,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

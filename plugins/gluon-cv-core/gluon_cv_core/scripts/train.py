@@ -109,7 +109,6 @@ def _check(args: argparse.Namespace) -> None:
 def train(args: argparse.Namespace) -> list[dict[str, float]]:
     """Run the training the arguments describe; returns one record per epoch."""
     import gluon_hub
-
     from gluon_hub.data import SplitSampler
 
     from .._devices import contexts
@@ -186,7 +185,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
                     losses = [hard_loss(out, y) for out, y in zip(outputs, labels)]
             mx.autograd.backward(losses)
             trainer.step(global_batch * kv.num_workers)  # the mean gradient of all workers
-            loss_sum += sum(float(l.sum().asscalar()) for l in losses)
+            loss_sum += sum(float(loss.sum().asscalar()) for loss in losses)
             seen += global_batch
             if not mixing:
                 train_acc.update(labels, outputs)

@@ -145,7 +145,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
                 losses = [loss_fn(_logits(net, x), y) for x, y in zip(parts, labels)]
             mx.autograd.backward(losses)
             trainer.step(global_batch)
-            value = sum(float(l.mean().asscalar()) for l in losses) / len(losses)
+            value = sum(float(loss.mean().asscalar()) for loss in losses) / len(losses)
             if not math.isfinite(value):
                 raise FloatingPointError(f"epoch {epoch + 1} step {steps}: the loss became {value}; lower --lr")
             loss_sum += value

@@ -30,6 +30,7 @@ import logging
 from typing import Any, Sequence
 
 import numpy as np
+
 from gluon_hub.compat import mx
 
 from ._common import check_positive, seed_everything, train_main

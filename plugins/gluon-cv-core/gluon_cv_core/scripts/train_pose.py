@@ -204,7 +204,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
                 losses = [heatmap_loss(net(x), y, w) for x, y, w in zip(*parts)]
             mx.autograd.backward(losses)
             trainer.step(global_batch)
-            value = sum(float(l.mean().asscalar()) for l in losses) / len(losses)
+            value = sum(float(loss.mean().asscalar()) for loss in losses) / len(losses)
             if not math.isfinite(value):
                 raise FloatingPointError(f"epoch {epoch + 1} step {steps}: the loss became {value} at learning "
                                          f"rate {trainer.learning_rate:g}; lower --lr or add --warmup-epochs")

@@ -38,8 +38,16 @@ from typing import Any, Sequence
 from gluon_hub.compat import mx
 
 from ._common import Checkpoints, check_positive, seed_everything, train_main
-from ._segmentation import (PolySchedule, add_segmentation_data_arguments, build_segmenter, evaluate_segmenter,
-                            load_segmentation_split, output_weights, segmentation_loss, sizes)
+from ._segmentation import (
+    PolySchedule,
+    add_segmentation_data_arguments,
+    build_segmenter,
+    evaluate_segmenter,
+    load_segmentation_split,
+    output_weights,
+    segmentation_loss,
+    sizes,
+)
 
 log = logging.getLogger("gluon_cv_core.train_segmentation")
 
@@ -164,7 +172,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
             losses = _forward(net, parts, labels, args.model, args.aux_weight, parallel=args.syncbn)
             mx.autograd.backward(losses)
             trainer.step(global_batch * kv.num_workers)  # as GluonCV's: see the module docstring
-            value = sum(float(l.asscalar()) for l in losses) / len(losses)
+            value = sum(float(loss.asscalar()) for loss in losses) / len(losses)
             if not math.isfinite(value):
                 raise FloatingPointError(f"epoch {epoch + 1} step {steps}: the loss became {value} at learning "
                                          f"rate {trainer.learning_rate:g}; lower --lr or add --warmup-epochs")

@@ -10,7 +10,11 @@ import pytest
 from PIL import Image
 
 from gluon_cv_core.data.depth_metrics import (
-    DepthErrors, compute_errors, eigen_crop_mask, evaluate_image, resize_bilinear,
+    DepthErrors,
+    compute_errors,
+    eigen_crop_mask,
+    evaluate_image,
+    resize_bilinear,
 )
 from gluon_cv_core.data.kitti_depth import KITTI_INTRINSICS, KITTIRawDepth, read_split, velodyne_depth_map
 

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from gluon_cv_core.depth_predict import colorize
+from gluon_cv_core.predict import main as predict_main
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
-from detection_testlib import randomize
 
-from gluon_cv_core.depth_predict import colorize
-from gluon_cv_core.predict import main as predict_main
+from detection_testlib import randomize
 
 MODEL = "monodepth2_resnet18_kitti_stereo_640x192"
 POSE = "monodepth2_resnet18_posenet_kitti_mono_640x192"
@@ -51,6 +51,7 @@ def test_random_weights_print_the_depth_range_and_write_the_colour_map(photo, tm
 
 def test_depth_equals_gluoncvs_demo_with_the_same_weights(photo, tmp_path, capsys) -> None:
     import cv2
+
     from gluoncv.model_zoo.monodepthv2.layers import disp_to_depth
 
     reference = gluoncv.model_zoo.get_model(MODEL, pretrained=False, pretrained_base=False)

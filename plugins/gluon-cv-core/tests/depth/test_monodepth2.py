@@ -14,9 +14,15 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from detection_testlib import (
-    assert_gluoncv_file, assert_same, assert_same_training_state, build_ours, random_params_files,
-    running_stats, strictly_loaded,
+    assert_gluoncv_file,
+    assert_same,
+    assert_same_training_state,
+    build_ours,
+    random_params_files,
+    running_stats,
+    strictly_loaded,
 )
 
 pytestmark = pytest.mark.parity
@@ -72,8 +78,9 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
 
 @pytest.mark.parametrize("backbone", ["resnet34"])
 def test_other_encoders_match_gluoncv_too(backbone: str) -> None:
-    from gluoncv.model_zoo.monodepthv2 import get_monodepth2
     from gluon_cv_core.models.depth.monodepth2 import monodepth2
+
+    from gluoncv.model_zoo.monodepthv2 import get_monodepth2
 
     expected, expected_out = _structure(get_monodepth2(backbone=backbone, pretrained_base=False), (1, 3, 64, 96))
     actual, actual_out = _structure(monodepth2(backbone), (1, 3, 64, 96))

@@ -7,7 +7,6 @@ MobileNetV3 DUC, DLA-34 IDA, DLA-34 IDA with DCNv2) runs forward on random weigh
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -15,9 +14,17 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from detection_testlib import (
-    assert_same, build_ours, empty_mirror, exported_and_reloaded, random_input, random_params_files,
-    running_stats, strictly_loaded, structure,
+    assert_same,
+    build_ours,
+    empty_mirror,
+    exported_and_reloaded,
+    random_input,
+    random_params_files,
+    running_stats,
+    strictly_loaded,
+    structure,
 )
 
 pytestmark = pytest.mark.parity

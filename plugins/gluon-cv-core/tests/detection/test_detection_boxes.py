@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gluon_cv_core.models.detection import boxes
 from gluon_hub.compat import mx
 
 from gluoncv.model_zoo.ssd.anchor import LiteAnchorGenerator, SSDAnchorGenerator as GluonCVAnchors
 from gluoncv.nn.coder import MultiPerClassDecoder, NormalizedBoxCenterDecoder
-
-from gluon_cv_core.models.detection import boxes
 
 
 @pytest.mark.parametrize("index, sizes, ratios, step", [

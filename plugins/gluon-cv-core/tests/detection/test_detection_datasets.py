@@ -16,23 +16,26 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_hub.compat import mx
-
-from gluoncv.data import COCODetection as GluonCOCO, LstDetection as GluonLst, VOCDetection as GluonVOC
-from gluoncv.data import RecordFileDetection as GluonRecord
-
 from gluon_cv_core._data_specs import dataset_specs
 from gluon_cv_core.data.detection_datasets import (
     COCODetection,
     LstDetection,
     RecordFileDetection,
     VOCDetection,
+    coco,
     extracted_archive,
     parse_packed_label,
-    coco,
     voc,
 )
 from gluon_cv_core.models.detection.classes import COCO_CLASSES, VOC_CLASSES
+from gluon_hub.compat import mx
+
+from gluoncv.data import (
+    COCODetection as GluonCOCO,
+    LstDetection as GluonLst,
+    RecordFileDetection as GluonRecord,
+    VOCDetection as GluonVOC,
+)
 
 WIDTH, HEIGHT = 60, 40
 

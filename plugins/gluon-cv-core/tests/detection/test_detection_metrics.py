@@ -10,17 +10,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from gluon_cv_core.data.detection_datasets import COCODetection
+from gluon_cv_core.data.detection_metrics import COCODetectionMetric, VOC07MApMetric, VOCMApMetric
+from gluon_cv_core.data.detection_presets import centernet_inverse_affine
+from gluon_cv_core.models.detection.classes import COCO_CLASSES
 from gluon_hub.compat import mx
 
 from gluoncv.data import COCODetection as GluonCOCO
 from gluoncv.data.transforms.presets.center_net import get_post_transform
 from gluoncv.utils.metrics.coco_detection import COCODetectionMetric as GluonCOCOMetric
 from gluoncv.utils.metrics.voc_detection import VOC07MApMetric as GluonCV07, VOCMApMetric as GluonCV12
-
-from gluon_cv_core.data.detection_datasets import COCODetection
-from gluon_cv_core.data.detection_metrics import COCODetectionMetric, VOC07MApMetric, VOCMApMetric
-from gluon_cv_core.data.detection_presets import centernet_inverse_affine
-from gluon_cv_core.models.detection.classes import COCO_CLASSES
 
 
 def _batch(rng: np.random.RandomState, images: int, preds: int, gts: int, classes: int):

@@ -11,11 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gluon_hub.compat import mx
-
-from gluoncv.data.transforms.presets import center_net as gcv_center_net, rcnn as gcv_rcnn, ssd as gcv_ssd
-from gluoncv.data.transforms.presets import yolo as gcv_yolo
-
 from gluon_cv_core.data.detection_presets import (
     MEAN,
     STD,
@@ -33,6 +28,14 @@ from gluon_cv_core.data.detection_presets import (
     random_expand,
     resize_boxes,
     translate_boxes,
+)
+from gluon_hub.compat import mx
+
+from gluoncv.data.transforms.presets import (
+    center_net as gcv_center_net,
+    rcnn as gcv_rcnn,
+    ssd as gcv_ssd,
+    yolo as gcv_yolo,
 )
 
 COLOURS = np.array([[250, 10, 10], [10, 250, 10], [10, 10, 250]], np.uint8)

@@ -9,7 +9,6 @@ loaded strictly.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -17,10 +16,20 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from detection_testlib import (
+    assert_same,
+    build_ours,
+    empty_mirror,
+    exported_and_reloaded,
+    flat,
+    random_input,
+    random_params_files,
+    randomize,
     roialign_without_negative_batch_indices,
-    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, random_input,
-    random_params_files, randomize, running_stats, strictly_loaded, structure,
+    running_stats,
+    strictly_loaded,
+    structure,
 )
 
 pytestmark = pytest.mark.parity

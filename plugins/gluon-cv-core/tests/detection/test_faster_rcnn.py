@@ -10,21 +10,29 @@ region head cheap on a CPU.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 import gluon_hub
+from gluon_cv_core.models.detection.classes import VOC_CLASSES
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from detection_testlib import (
-    assert_same, build_ours, empty_mirror, exported_and_reloaded, flat, gluoncv_names_with_private_syncbn_state,
-    random_input, random_params_files, roialign_without_negative_batch_indices, running_stats, strictly_loaded,
-)
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
-from gluon_cv_core.models.detection.classes import VOC_CLASSES
+from detection_testlib import (
+    assert_same,
+    build_ours,
+    empty_mirror,
+    exported_and_reloaded,
+    flat,
+    gluoncv_names_with_private_syncbn_state,
+    random_input,
+    random_params_files,
+    roialign_without_negative_batch_indices,
+    running_stats,
+    strictly_loaded,
+)
 
 pytestmark = pytest.mark.parity
 

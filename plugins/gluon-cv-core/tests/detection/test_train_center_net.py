@@ -12,17 +12,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gluon_cv_core.data.detection_datasets import VOCDetection
+from gluon_cv_core.detection_training import TrainingSamples, recipe_for
+from gluon_cv_core.detection_training.center_net import (
+    CenterNetRecipe,
+    center_net_targets,
+    heatmap_focal_loss,
+    masked_l1_loss,
+)
 from gluon_hub.compat import mx
 
 from gluoncv.loss import HeatmapFocalLoss, MaskedL1Loss  # test-only reference
 from gluoncv.model_zoo.center_net.target_generator import CenterNetTargetGenerator
 
 from detection_testlib import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
-from gluon_cv_core.data.detection_datasets import VOCDetection
-from gluon_cv_core.detection_training import TrainingSamples, recipe_for
-from gluon_cv_core.detection_training.center_net import (
-    CenterNetRecipe, center_net_targets, heatmap_focal_loss, masked_l1_loss,
-)
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 
@@ -46,7 +49,7 @@ def _random_boxes(rng: np.random.RandomState, count: int, width: int, height: in
     return boxes, np.concatenate([ids, -np.ones(padding, np.float32)])
 
 
-def _small_net(ctx: mx.Context = mx.cpu()) -> mx.gluon.HybridBlock:
+def _small_net(ctx: mx.Context = mx.cpu()) -> mx.gluon.HybridBlock:  # noqa: B008  (a context is immutable)
     mx.random.seed(7)
     net = build_ours("center_net_resnet18_v1b_voc", classes=SHAPE_CLASSES, pretrained_base=False)
     net.initialize(ctx=ctx)

@@ -9,11 +9,12 @@ import sys
 
 import numpy as np
 import pytest
-from detection_testlib import SHAPE_CLASSES, write_shapes_voc
 
 from gluon_cv_core.detection_training.recipe import pad_images_and_labels
 from gluon_cv_core.scripts import eval_detection, train_detection
 from gluon_hub.compat import mx
+
+from detection_testlib import SHAPE_CLASSES, write_shapes_voc
 
 MODEL = "center_net_resnet18_v1b_voc"  # the cheapest detector to train on a CPU
 

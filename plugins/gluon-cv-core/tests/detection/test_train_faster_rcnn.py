@@ -12,15 +12,6 @@ import pickle
 
 import numpy as np
 import pytest
-from gluon_hub.compat import mx
-
-import gluoncv  # test-only reference; after the compat shim
-from detection_testlib import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
-from gluoncv.data.batchify import FasterRCNNTrainBatchify
-from gluoncv.data.transforms.presets.rcnn import FasterRCNNDefaultTrainTransform
-from gluoncv.model_zoo.rcnn.faster_rcnn.data_parallel import ForwardBackwardTask
-from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
-from gluoncv.model_zoo.rcnn.rpn.rpn_target import RPNTargetGenerator
 
 from gluon_cv_core.data.detection_datasets import VOCDetection
 from gluon_cv_core.detection_training import TrainingSamples, recipe_for
@@ -32,6 +23,16 @@ from gluon_cv_core.detection_training.faster_rcnn import (
     RPNTargetMaker,
     rpn_anchor_targets,
 )
+from gluon_hub.compat import mx
+
+import gluoncv  # test-only reference; after the compat shim
+from gluoncv.data.batchify import FasterRCNNTrainBatchify
+from gluoncv.data.transforms.presets.rcnn import FasterRCNNDefaultTrainTransform
+from gluoncv.model_zoo.rcnn.faster_rcnn.data_parallel import ForwardBackwardTask
+from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
+from gluoncv.model_zoo.rcnn.rpn.rpn_target import RPNTargetGenerator
+
+from detection_testlib import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 

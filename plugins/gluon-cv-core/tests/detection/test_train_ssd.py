@@ -7,15 +7,17 @@ import random
 
 import numpy as np
 import pytest
-from detection_testlib import SHAPE_CLASSES, build_ours, running_stats, train_steps, write_shapes_voc
 
 from gluon_cv_core.data.detection_datasets import VOCDetection
 from gluon_cv_core.detection_training import TrainingSamples, recipe_for
 from gluon_cv_core.detection_training.ssd import SSDRecipe, SSDTargets, multibox_loss, ssd_targets
 from gluon_cv_core.models.detection.boxes import ssd_anchor_grid
 from gluon_hub.compat import mx
+
 from gluoncv.loss import SSDMultiBoxLoss
 from gluoncv.model_zoo.ssd.target import SSDTargetGenerator
+
+from detection_testlib import SHAPE_CLASSES, build_ours, running_stats, train_steps, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 

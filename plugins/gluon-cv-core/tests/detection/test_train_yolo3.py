@@ -8,18 +8,22 @@ import pickle
 import numpy as np
 import pytest
 
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from detection_testlib import SHAPE_CLASSES, build_ours, randomize, train_steps, write_shapes_voc
-from gluoncv.loss import YOLOV3Loss
-from gluoncv.model_zoo.yolo.yolo_target import YOLOV3PrefetchTargetGenerator, YOLOV3TargetMerger
-
 from gluon_cv_core.data.detection_datasets import VOCDetection
 from gluon_cv_core.detection_training import TrainingSamples, recipe_for
 from gluon_cv_core.detection_training.yolo3 import (
-    MixupDetection, YOLO3Recipe, yolo3_losses, yolo3_merge_targets, yolo3_prefetch_targets,
+    MixupDetection,
+    YOLO3Recipe,
+    yolo3_losses,
+    yolo3_merge_targets,
+    yolo3_prefetch_targets,
 )
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+from gluoncv.loss import YOLOV3Loss
+from gluoncv.model_zoo.yolo.yolo_target import YOLOV3PrefetchTargetGenerator, YOLOV3TargetMerger
+
+from detection_testlib import SHAPE_CLASSES, build_ours, randomize, train_steps, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 

@@ -6,12 +6,13 @@ import re
 
 import numpy as np
 import pytest
-from detection_testlib import SHAPE_CLASSES, write_shapes_voc
 
 from gluon_cv_core.data.detection_datasets import VOCDetection
 from gluon_cv_core.detection_training import TrainingSamples
 from gluon_cv_core.detection_training.samples import TrainingLabelWarning
 from gluon_hub.compat import mx
+
+from detection_testlib import SHAPE_CLASSES, write_shapes_voc
 
 
 class ListDataset(mx.gluon.data.Dataset):

@@ -7,10 +7,9 @@ import sys
 
 import numpy as np
 
-from gluon_hub.compat import mx
-
 from gluon_cv_core.data.detection_presets import SSDTrainTransform
 from gluon_cv_core.data.worker_random import WorkerRandom
+from gluon_hub.compat import mx
 
 
 def _draw(stream: WorkerRandom) -> list[float]:

@@ -10,17 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gluon_cv_core._data_specs import dataset_specs
+from gluon_cv_core.data.keypoint_metrics import STAT_NAMES, COCOKeyPointsMetric
+from gluon_cv_core.data.keypoints import COCOKeyPoints, coco_keypoints
 from gluon_hub.compat import mx
 
 from gluoncv.data import COCOKeyPoints as GluonKeyPoints
 from gluoncv.utils.metrics.coco_keypoints import COCOKeyPointsMetric as GluonMetric
 
-from gluon_cv_core._data_specs import dataset_specs
-from gluon_cv_core.data.keypoint_metrics import STAT_NAMES, COCOKeyPointsMetric
-from gluon_cv_core.data.keypoints import COCOKeyPoints, coco_keypoints
-from pose_testlib import SPLIT
-from pose_testlib import person_keypoints as _person
-from pose_testlib import write_keypoints as _write
+from pose_testlib import SPLIT, person_keypoints as _person, write_keypoints as _write
 
 # COCO's per-joint OKS constants (pycocotools' kpt_oks_sigmas), for the hand-worked case
 SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07, 1.07, .87, .87, .89, .89]) / 10

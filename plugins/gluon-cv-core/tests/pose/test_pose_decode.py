@@ -5,13 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gluon_cv_core.models.pose.decode import (
+    heatmap_peaks,
+    heatmap_to_coord,
+    heatmap_to_coord_affine,
+    heatmap_to_coord_alpha_pose,
+    person_boxes,
+    refine_peaks,
+    upscale_boxes,
+)
 from gluon_hub.compat import mx
 
 from gluoncv.data.transforms import pose as reference  # test-only reference, after the compat shim
-from gluon_cv_core.models.pose.decode import (
-    heatmap_peaks, heatmap_to_coord, heatmap_to_coord_affine, heatmap_to_coord_alpha_pose, person_boxes,
-    refine_peaks, upscale_boxes,
-)
 
 
 def _heatmaps(persons: int = 5, joints: int = 17, size: tuple[int, int] = (64, 48), seed: int = 0) -> np.ndarray:

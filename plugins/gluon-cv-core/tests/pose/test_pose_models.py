@@ -15,9 +15,17 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from detection_testlib import (
-    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
-    random_input, random_params_files, running_stats, strictly_loaded,
+    assert_gluoncv_file,
+    assert_same,
+    assert_same_structure,
+    assert_same_training_state,
+    build_ours,
+    random_input,
+    random_params_files,
+    running_stats,
+    strictly_loaded,
 )
 
 pytestmark = pytest.mark.parity

@@ -13,14 +13,13 @@ import pytest
 from PIL import Image
 
 import gluon_hub
+from gluon_cv_core.models.pose.decode import person_boxes
+from gluon_cv_core.models.pose.keypoints import COCO_KEYPOINTS
+from gluon_cv_core.pose_predict import DEFAULT_DETECTOR, Person, crop_persons, draw_poses, estimate_poses
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 
 from gluoncv.data.transforms.pose import detector_to_simple_pose, heatmap_to_coord
-
-from gluon_cv_core.models.pose.decode import person_boxes
-from gluon_cv_core.models.pose.keypoints import COCO_KEYPOINTS
-from gluon_cv_core.pose_predict import DEFAULT_DETECTOR, Person, crop_persons, draw_poses, estimate_poses
 
 MODEL = "simple_pose_resnet18_v1b"
 BOX = (30.0, 20.0, 100.0, 130.0)

@@ -10,18 +10,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gluon_cv_core.data.keypoints import COCOKeyPoints
+from gluon_cv_core.scripts import train_pose
+from gluon_cv_core.scripts._pose import (
+    HeatmapTargets,
+    PoseTrainTransform,
+    PoseValTransform,
+    box_to_center_scale,
+    crop_matrix,
+    evaluate_pose,
+    flip_heatmaps,
+    heatmap_loss,
+)
 from gluon_hub.compat import mx
 
 from gluoncv.data import COCOKeyPoints as GluonKeyPoints
 from gluoncv.data.transforms.pose import flip_heatmap, get_final_preds
-from gluoncv.data.transforms.presets.simple_pose import (SimplePoseDefaultTrainTransform,
-                                                         SimplePoseDefaultValTransform)
+from gluoncv.data.transforms.presets.simple_pose import SimplePoseDefaultTrainTransform, SimplePoseDefaultValTransform
 from gluoncv.utils.metrics.coco_keypoints import COCOKeyPointsMetric as GluonMetric
 
-from gluon_cv_core.data.keypoints import COCOKeyPoints
-from gluon_cv_core.scripts import train_pose
-from gluon_cv_core.scripts._pose import (HeatmapTargets, PoseTrainTransform, PoseValTransform, box_to_center_scale,
-                                         crop_matrix, evaluate_pose, flip_heatmaps, heatmap_loss)
 from pose_testlib import SPLIT, person_keypoints, write_keypoints, write_people
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]

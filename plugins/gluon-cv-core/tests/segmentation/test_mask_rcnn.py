@@ -16,17 +16,25 @@ import numpy as np
 import pytest
 
 import gluon_hub
+from gluon_cv_core.models.detection.classes import COCO_CLASSES
+from gluon_cv_core.models.segmentation.mask_rcnn import paste_masks
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from detection_testlib import (
-    assert_same, build_ours, flat, gluoncv_names_with_private_syncbn_state, random_input, random_params_files,
-    randomize, roialign_without_negative_batch_indices, running_stats, strictly_loaded,
-)
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
-from gluon_cv_core.models.detection.classes import COCO_CLASSES
-from gluon_cv_core.models.segmentation.mask_rcnn import paste_masks
+from detection_testlib import (
+    assert_same,
+    build_ours,
+    flat,
+    gluoncv_names_with_private_syncbn_state,
+    random_input,
+    random_params_files,
+    randomize,
+    roialign_without_negative_batch_indices,
+    running_stats,
+    strictly_loaded,
+)
 
 pytestmark = pytest.mark.parity
 

@@ -16,21 +16,14 @@ import numpy as np
 import pytest
 import scipy.io
 from PIL import Image
-
-from gluon_hub.compat import mx
-
-from gluoncv.data import ADE20KSegmentation as GluonADE, CitySegmentation as GluonCity
-from gluoncv.data import COCOInstance as GluonCOCOInstance, COCOSegmentation as GluonCOCOSeg
-from gluoncv.data import VOCAugSegmentation as GluonVOCAug, VOCSegmentation as GluonVOC
 from pycocotools import mask as coco_mask
 
-from gluon_hub import load_dataset
 from gluon_cv_core._data_specs import dataset_specs
 from gluon_cv_core.data.segmentation_datasets import (
     ADE20KSegmentation,
+    CitySegmentation,
     COCOInstance,
     COCOSegmentation,
-    CitySegmentation,
     VOCAugSegmentation,
     VOCSegmentation,
 )
@@ -40,6 +33,17 @@ from gluon_cv_core.data.segmentation_transforms import (
     SegmentationValTransform,
 )
 from gluon_cv_core.models.detection.classes import COCO_CLASSES
+from gluon_hub import load_dataset
+from gluon_hub.compat import mx
+
+from gluoncv.data import (
+    ADE20KSegmentation as GluonADE,
+    CitySegmentation as GluonCity,
+    COCOInstance as GluonCOCOInstance,
+    COCOSegmentation as GluonCOCOSeg,
+    VOCAugSegmentation as GluonVOCAug,
+    VOCSegmentation as GluonVOC,
+)
 
 SIZES = [(37, 29), (24, 41), (30, 30)]  # (W, H): landscape, portrait, square
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gluon_cv_core.segmentation_eval import MultiScaleEvaluator, first_output, main_prediction, window_starts
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
 from gluoncv.model_zoo.segbase import MultiEvalModel
-
-from gluon_cv_core.segmentation_eval import MultiScaleEvaluator, first_output, main_prediction, window_starts
 
 CLASSES = 5
 

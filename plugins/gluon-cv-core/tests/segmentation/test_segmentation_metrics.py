@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gluon_cv_core.data.segmentation_metrics import IGNORE_LABEL, SegmentationMetric, confusion_matrix
 from gluon_hub.compat import mx
 
 from gluoncv.utils.metrics import SegmentationMetric as GluonMetric
-
-from gluon_cv_core.data.segmentation_metrics import IGNORE_LABEL, SegmentationMetric, confusion_matrix
 
 
 def test_worked_case_by_hand() -> None:

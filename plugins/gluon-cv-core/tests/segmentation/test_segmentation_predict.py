@@ -13,14 +13,14 @@ import pytest
 from PIL import Image
 
 import gluon_hub
+from gluon_cv_core.models.segmentation.classes import VOC_CLASSES
+from gluon_cv_core.segmentation_predict import ALPHA, class_shares, palette
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
-from detection_testlib import randomize
 
-from gluon_cv_core.models.segmentation.classes import VOC_CLASSES
-from gluon_cv_core.segmentation_predict import ALPHA, class_shares, palette
+from detection_testlib import randomize
 
 MODEL = "fcn_resnet50_voc"
 
@@ -53,7 +53,7 @@ def test_cli_prints_class_shares_and_writes_the_overlay(photo, tmp_path) -> None
     pixels = np.asarray(Image.open(photo).convert("RGB")).astype(np.float32)
     assert drawn.shape == pixels.shape
     # every pixel is the photo blended with the VOC colour of one of the printed classes
-    colours = palette(gluon_hub.info(MODEL), 21).astype(np.float32)[[VOC_CLASSES.index(l) for l, _ in shares]]
+    colours = palette(gluon_hub.info(MODEL), 21).astype(np.float32)[[VOC_CLASSES.index(name) for name, _ in shares]]
     candidates = (1 - ALPHA) * pixels[:, :, None, :] + ALPHA * colours[None, None]
     assert (np.abs(candidates - drawn[:, :, None, :]).max(axis=-1) <= 1.0).any(axis=-1).all()
 

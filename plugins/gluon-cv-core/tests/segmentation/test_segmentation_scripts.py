@@ -13,16 +13,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
-
 from gluon_cv_core.data.segmentation_datasets import VOCSegmentation
 from gluon_cv_core.data.segmentation_transforms import SegmentationValTransform
 from gluon_cv_core.models.segmentation.classes import VOC_CLASSES
 from gluon_cv_core.scripts import eval_segmentation, train_segmentation
 from gluon_cv_core.scripts._common import seed_everything
 from gluon_cv_core.scripts._segmentation import PolySchedule, build_segmenter, output_weights, segmentation_loss
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
 
 MODEL = "fcn_resnet50_voc"
 #: the classes the fixture draws (VOC ids): background, aeroplane, person

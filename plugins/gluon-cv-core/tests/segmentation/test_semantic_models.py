@@ -23,9 +23,18 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from detection_testlib import (
-    assert_same, assert_same_training_state, build_ours, empty_mirror, flat, random_input,
-    random_params_files, running_stats, strictly_loaded, structure,
+    assert_same,
+    assert_same_training_state,
+    build_ours,
+    empty_mirror,
+    flat,
+    random_input,
+    random_params_files,
+    running_stats,
+    strictly_loaded,
+    structure,
 )
 
 pytestmark = pytest.mark.parity

@@ -19,13 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gluon_hub.compat import mx
-
-import gluoncv  # test-only reference; after the compat shim
-from detection_testlib import SHAPE_CLASSES, write_shapes_voc
-from gluoncv.data.transforms.presets.rcnn import MaskRCNNDefaultTrainTransform
-from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
-from gluoncv.model_zoo.rcnn.mask_rcnn.rcnn_target import MaskTargetGenerator
 from pycocotools import mask as coco_mask
 
 from gluon_cv_core.data.detection_datasets import VOCDetection
@@ -39,6 +32,14 @@ from gluon_cv_core.detection_training.mask_rcnn import (
     mask_targets,
 )
 from gluon_cv_core.scripts import train_instance
+from gluon_hub.compat import mx
+
+import gluoncv  # test-only reference; after the compat shim
+from gluoncv.data.transforms.presets.rcnn import MaskRCNNDefaultTrainTransform
+from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
+from gluoncv.model_zoo.rcnn.mask_rcnn.rcnn_target import MaskTargetGenerator
+
+from detection_testlib import SHAPE_CLASSES, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 

@@ -7,12 +7,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from gluon_cv_core.data.otb import (
+    OTB2015,
+    PRECISION_THRESHOLDS,
+    precision_curve,
+    precision_score,
+    read_groundtruth,
+    success_curve,
+    success_score,
+)
 from gluon_hub.compat import mx  # noqa: F401  (GluonCV needs the compat shim first)
 
 from gluoncv.utils.metrics.tracking import success_error, success_overlap
-from gluon_cv_core.data.otb import (
-    OTB2015, PRECISION_THRESHOLDS, precision_curve, precision_score, read_groundtruth, success_curve, success_score,
-)
 
 
 def _sequence(root, name: str, frames: int, truths: dict[str, list[str]]) -> None:

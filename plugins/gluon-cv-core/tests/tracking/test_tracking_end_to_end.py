@@ -30,11 +30,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_hub.cli import main as hub_main
-from gluon_hub.compat import mx
-
 from gluon_cv_core.models.tracking.siamrpn import siamrpn_alexnet_v2_otb15
 from gluon_cv_core.tracking_predict import read_frames
+from gluon_hub.cli import main as hub_main
+from gluon_hub.compat import mx
 
 NAME = "siamrpn_alexnet_v2_otb15"
 SIDE, SQUARE, FRAMES = 64, 14, 12

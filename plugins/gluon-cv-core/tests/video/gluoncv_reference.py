@@ -15,6 +15,7 @@ import numpy as np
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from video_testlib import no_initialization
 
 

@@ -9,14 +9,15 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from gluoncv.data import VideoClsCustom
-from gluoncv.data.transforms import video as gvideo
 
 import gluon_hub
 from gluon_cv_core.action_predict import SEGMENTS_2D, classify_videos, clip_sampler
 from gluon_cv_core.data.video_clips import VideoReadError
 from gluon_cv_core.predict import main
 from gluon_hub.compat import mx
+
+from gluoncv.data import VideoClsCustom
+from gluoncv.data.transforms import video as gvideo
 
 
 def _video(path: Path, frames: int = 40) -> Path:

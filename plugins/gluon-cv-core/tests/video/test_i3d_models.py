@@ -19,9 +19,17 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from detection_testlib import (
-    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
-    random_params_files, randomize, running_stats, strictly_loaded,
+    assert_gluoncv_file,
+    assert_same,
+    assert_same_structure,
+    assert_same_training_state,
+    build_ours,
+    random_params_files,
+    randomize,
+    running_stats,
+    strictly_loaded,
 )
 from video_testlib import gluoncv_outputs, no_initialization, norms, trainable_on_cpu
 
@@ -205,9 +213,9 @@ def test_partial_bn_freezes_the_shortcut_statistics_as_gluoncv_does() -> None:
 
 def test_inflation_matches_gluoncv(tmp_path) -> None:
     """``pretrained_base``: 2D ImageNet weights inflated into 3D exactly as GluonCV inflates them."""
-    from gluoncv.model_zoo.action_recognition import i3d_inceptionv1
-
     from gluon_cv_core.models.action.i3d_inception import inflate_base
+
+    from gluoncv.model_zoo.action_recognition import i3d_inceptionv1
 
     base = gluoncv.model_zoo.get_model("googlenet")
     base.initialize()

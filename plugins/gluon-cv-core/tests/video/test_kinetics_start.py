@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gluon_cv_core.models.action.kinetics_start import copy_parameters
 from gluon_hub.compat import mx
 
 from detection_testlib import build_ours, empty_mirror
-
-from gluon_cv_core.models.action.kinetics_start import copy_parameters
 
 
 def _initialized(name: str, **kwargs):

@@ -7,7 +7,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from gluon_cv_core.scripts.train_action import main, train, build_parser
+from gluon_cv_core.scripts.train_action import build_parser, main, train
 
 
 def _videos(folder: Path) -> Path:

@@ -21,11 +21,22 @@ from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from gluoncv.model_zoo.action_recognition import (
-    actionrec_inceptionv1, actionrec_inceptionv3, actionrec_resnetv1b, actionrec_vgg16,
+    actionrec_inceptionv1,
+    actionrec_inceptionv3,
+    actionrec_resnetv1b,
+    actionrec_vgg16,
 )
+
 from detection_testlib import (
-    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
-    random_input, random_params_files, running_stats, strictly_loaded,
+    assert_gluoncv_file,
+    assert_same,
+    assert_same_structure,
+    assert_same_training_state,
+    build_ours,
+    random_input,
+    random_params_files,
+    running_stats,
+    strictly_loaded,
 )
 
 pytestmark = pytest.mark.parity

@@ -19,9 +19,17 @@ import gluon_hub
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+
 from detection_testlib import (
-    assert_gluoncv_file, assert_same, assert_same_structure, assert_same_training_state, build_ours,
-    empty_mirror, random_params_files, running_stats, strictly_loaded,
+    assert_gluoncv_file,
+    assert_same,
+    assert_same_structure,
+    assert_same_training_state,
+    build_ours,
+    empty_mirror,
+    random_params_files,
+    running_stats,
+    strictly_loaded,
 )
 from video_testlib import gluoncv_outputs, no_initialization, trainable_on_cpu
 

@@ -10,13 +10,22 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from gluoncv.data import VideoClsCustom
-from gluoncv.data.transforms import video as gvideo
 
 from gluon_cv_core.data import video_transforms as vt
 from gluon_cv_core.data.video_clips import ClipSampler, FrameFolder, VideoReader, VideoReadError, open_video
-from gluon_cv_core.data.video_datasets import (VideoClassification, VideoItem, hmdb51, kinetics400, kinetics700,
-                                               sthsthv2, ucf101, video_list)
+from gluon_cv_core.data.video_datasets import (
+    VideoClassification,
+    VideoItem,
+    hmdb51,
+    kinetics400,
+    kinetics700,
+    sthsthv2,
+    ucf101,
+    video_list,
+)
+
+from gluoncv.data import VideoClsCustom
+from gluoncv.data.transforms import video as gvideo
 
 # decord 0.6 mis-decodes some frame widths (48 px gives 4 channels); 64 x 48 decodes cleanly
 WIDTH, HEIGHT = 64, 48

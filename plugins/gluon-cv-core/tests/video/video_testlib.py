@@ -13,9 +13,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from gluon_hub.compat import mx
-
 from gluon_cv_core.models.norm import BatchNorm3D
+from gluon_hub.compat import mx
 
 
 def norms(net: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

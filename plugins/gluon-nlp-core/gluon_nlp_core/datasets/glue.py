@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from .._data_specs import dataset_files
 from ._base import TextDataset, check_segment, dataset_file, read_text
 
+
 def read_tsv(path: Path, columns: Sequence[str], skip_incomplete: bool = False,
              check: Callable[[list[str]], None] | None = None) -> list[list[str]]:
     """The named columns of a headed tab-separated file, one list per row.

@@ -53,7 +53,11 @@ Examples
 
 from __future__ import annotations
 
+from .bpe import GPT2BPEDetokenizer, GPT2BPETokenizer, bpe_ranks_file
 from .embedding import embedding_matrix, read_word_vectors
+from .pretrained import list_vocabs, load_vocab, vocab_file
+from .tokenizers import BERTBasicTokenizer, BERTTokenizer, WhitespaceTokenizer
+from .vocab import BERT_SPECIAL_TOKENS, Vocab, count_tokens
 from .word_embeddings import (
     EmbeddingSource,
     WordEmbedding,
@@ -62,9 +66,6 @@ from .word_embeddings import (
     load_embedding,
     load_embedding_file,
 )
-from .pretrained import list_vocabs, load_vocab, vocab_file
-from .tokenizers import BERTBasicTokenizer, BERTTokenizer, WhitespaceTokenizer
-from .bpe import GPT2BPEDetokenizer, GPT2BPETokenizer, bpe_ranks_file
 from .wrappers import (
     JiebaTokenizer,
     SacreMosesDetokenizer,
@@ -72,7 +73,6 @@ from .wrappers import (
     SentencepieceDetokenizer,
     SentencepieceTokenizer,
 )
-from .vocab import BERT_SPECIAL_TOKENS, Vocab, count_tokens
 
 __all__ = [
     "BERTBasicTokenizer",

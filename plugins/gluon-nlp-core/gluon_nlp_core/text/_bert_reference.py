@@ -13,8 +13,8 @@ The per-character passes run as ``str.translate`` with tables built once from
 from __future__ import annotations
 
 import functools
-import re
 import itertools
+import re
 import unicodedata
 from typing import Container, Iterator
 

@@ -216,7 +216,8 @@ class _TextTable:
             try:
                 token = raw.decode(self.encoding)
             except UnicodeDecodeError:
-                warnings.warn(f"{self.path}:{number}: the token does not decode as {self.encoding}; line skipped")
+                warnings.warn(f"{self.path}:{number}: the token does not decode as {self.encoding}; line skipped",
+                              stacklevel=1)
                 continue
             if token in self.seen:
                 continue  # the first vector wins, as in GluonNLP

@@ -15,9 +15,9 @@ from typing import Any, Sequence
 
 from gluon_hub.compat import mx
 
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .classes import BY_DATASET
 from .faster_rcnn import _C4, _VOC, FasterRCNN
-from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .features import backbone
 
 nn = mx.gluon.nn

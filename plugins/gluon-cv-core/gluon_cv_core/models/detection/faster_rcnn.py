@@ -21,10 +21,10 @@ from typing import Any, Sequence
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from ..norm import SyncBatchNorm
 from .boxes import class_index_map
 from .classes import BY_DATASET, keep_named_classes
-from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .features import backbone
 from .fpn import fpn_features
 from .rpn import RPN

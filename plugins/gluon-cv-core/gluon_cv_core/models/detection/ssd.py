@@ -18,9 +18,9 @@ from typing import Any, Sequence
 from gluon_hub import head_argument
 from gluon_hub.compat import mx
 
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .boxes import SSDAnchorGenerator, class_index_map, decode_center_boxes, nms_split, per_class_detections
 from .classes import BY_DATASET, keep_named_classes
-from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from .features import backbone, expand_features
 from .vgg_atrous import vgg16_atrous_features
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 #: PASCAL VOC 2012 (and SBD): background, then the 20 object classes; GluonCV's COCO
 #: segmentation models predict these same 21 (COCO categories mapped onto VOC's)
 VOC_CLASSES: tuple[str, ...] = (

@@ -21,10 +21,10 @@ import numpy as np
 
 from gluon_hub.compat import mx
 
+from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from ..detection.boxes import class_index_map
 from ..detection.classes import BY_DATASET
 from ..detection.faster_rcnn import _C4, _TAPS, FasterRCNN
-from .._common import BUILT_FROM_NAME, check_gluoncv_structure
 from ..detection.features import _shared, backbone, gluoncv_names
 from ..detection.fpn import fpn_features
 from ..norm import SyncBatchNorm
