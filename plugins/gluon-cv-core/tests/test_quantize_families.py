@@ -20,6 +20,10 @@ import gluon_hub
 from gluon_hub.compat import mx
 from gluon_hub_deploy._quantize import AUTO_FLOAT32_OPERATORS, int8_operators
 
+# Calibrating and running some 35 int8 models: minutes of arithmetic that does not depend on
+# the Python version, so .ci/run's 3.10 and 3.12 legs leave it to the 3.11 run.
+pytestmark = pytest.mark.slow
+
 #: One model per family (the smallest), and the input size it is quantized at.
 FAMILIES = {
     "alexnet": 64, "cifar_residualattentionnet56": 32, "cifar_resnet20_v1": 32,

@@ -17,6 +17,10 @@ import pytest
 import gluon_hub
 from gluon_hub.compat import mx
 
+# A training step of some 40 models: minutes of MXNet arithmetic that does not depend on the
+# Python version, so .ci/run's 3.10 and 3.12 legs leave it to the 3.11 run.
+pytestmark = pytest.mark.training
+
 #: Families whose final pool or dense layer fixes the input size; the others take 64 pixels
 #: (or their own size when smaller, the 32-pixel CIFAR models).
 SIZES = {
