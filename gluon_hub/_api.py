@@ -184,20 +184,13 @@ def _weight_mismatch(net: Any, path: Any) -> str | None:
         return None
     if not isinstance(saved, dict):
         return None
-    params = net._collect_params_with_prefix()
-    if not any("." in key for key in saved):  # a legacy file keyed by full parameter names
-        params = {p.name: p for p in net.collect_params().values()}
-        prefix = getattr(net, "prefix", "")
-        saved = {k[4:] if k.startswith(("arg:", "aux:")) else k: v for k, v in saved.items()}
-        saved = {k if k in params else prefix + k: v for k, v in saved.items()}
+    structural = any("." in key for key in saved)  # else a legacy file keyed by full parameter names
+    rows = [(key if structural else param.name, param, value)
+            for key, param, value in _heads.file_entries(net, saved) if param is not None and param.shape]
     misfits = []
-    for key, value in sorted(saved.items()):
-        param = params.get(key)
-        if param is None or not param.shape:
-            continue
+    for key, param, value in sorted(rows, key=lambda row: row[0]):
         expected, found = tuple(param.shape), tuple(value.shape)
-        fits = len(expected) == len(found) and all(e in (0, -1, f) for e, f in zip(expected, found))
-        if not fits:
+        if not _heads.shape_fits(expected, found):
             sizes = ["?" if e in (0, -1) else str(e) for e in expected]
             shown = f"({', '.join(sizes)}{',' if len(sizes) == 1 else ''})"
             misfits.append(f"parameter {key!r} expects shape {shown} but the file has {found}")

@@ -154,11 +154,11 @@ def _load_fitting(net: Any, path: Any, ctx: Any, found: Change) -> list[str]:
     left_out: list[str] = []
     refused: list[str] = []
     unshaped: list[tuple[Any, tuple[int, ...]]] = []  # new heads whose input size the file tells
-    for key, param, value in _entries(net, saved):
+    for key, param, value in file_entries(net, saved):
         if param is None or not param.shape:
             continue  # MXNet names an extra entry itself, below
         expected, found_shape = tuple(param.shape), tuple(value.shape)
-        if len(expected) == len(found_shape) and all(e in (0, -1, f) for e, f in zip(expected, found_shape)):
+        if shape_fits(expected, found_shape):
             continue
         by_count = len(expected) == len(found_shape) and old is not None and all(
             e in (0, -1, f) or (f == old and e == new) for e, f in zip(expected, found_shape))
@@ -170,7 +170,7 @@ def _load_fitting(net: Any, path: Any, ctx: Any, found: Change) -> list[str]:
             refused.append(f"parameter {key!r} expects shape {expected} but the file has {found_shape}")
     if refused:
         raise ValueError(f"{'; '.join(refused)} (not a difference in {found.head.argument} alone)")
-    covered = {id(p) for _, p, _ in _entries(net, saved) if p is not None}
+    covered = {id(p) for _, p, _ in file_entries(net, saved) if p is not None}
     missing = [k for k, p in net._collect_params_with_prefix().items() if id(p) not in covered]
     if missing:
         raise ValueError(f"the file has no parameters {', '.join(missing[:5])}"
@@ -185,7 +185,13 @@ def _load_fitting(net: Any, path: Any, ctx: Any, found: Change) -> list[str]:
     return left_out
 
 
-def _entries(net: Any, saved: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def shape_fits(expected: tuple[int, ...], found: tuple[int, ...]) -> bool:
+    """Whether a saved array of shape ``found`` fits a parameter of shape ``expected``, whose
+    sizes not yet inferred are 0 or -1."""
+    return len(expected) == len(found) and all(e in (0, -1, f) for e, f in zip(expected, found))
+
+
+def file_entries(net: Any, saved: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     """``(file key, parameter or None, value)`` per entry; files keyed by full parameter names
     (MXNet's legacy format) as well as by ``load_parameters``' structural keys."""
     if any("." in key for key in saved):
