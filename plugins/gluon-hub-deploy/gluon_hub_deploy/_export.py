@@ -134,6 +134,9 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
 
         raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub-deploy', 'onnx')} (the "
                           "[onnx] extra of gluon-hub-deploy)") from None
+    from gluon_hub_deploy.onnx_converters import register_converters
+
+    register_converters()
     mx.onnx.export_model(
         f"{prefix}-symbol.json",
         f"{prefix}-0000.params",
