@@ -8,6 +8,7 @@ from . import _heads, _index, _tools
 from ._cache._errors import OfflineMissError
 from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
+from ._portability import is_portable
 from .errors import ModelBuildError
 from .specs import DatasetSpec, InputSpec, LossSpec, ModelSpec, PluginInfo
 
@@ -26,8 +27,12 @@ def list_models(
     task: str | None = None,
     plugin: str | None = None,
     pretrained: bool | None = None,
+    portable: bool | None = None,
 ) -> list[str]:
     """Names of the installed models, filtered; never imports model code or mxnet.
+
+    ``portable=True`` keeps the models whose ONNX export was measured to match MXNet on
+    their current spec (``gluon-hub info NAME`` shows the row), ``False`` the others.
 
     Examples
     --------
@@ -38,6 +43,8 @@ def list_models(
     specs = get_hub().catalog("models").select(pattern, plugin, task=task)
     if pretrained is not None:
         specs = [s for s in specs if s.pretrained == pretrained]
+    if portable is not None:
+        specs = [s for s in specs if is_portable(s) == portable]
     return _names(specs, "models")
 
 

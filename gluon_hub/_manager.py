@@ -12,14 +12,15 @@ import dataclasses
 import functools
 import re
 import traceback
+import warnings
 from importlib import metadata
 from typing import Any, Iterable
 
 import pluggy
 
-from . import _env, hookspecs
+from . import _env, _portability, hookspecs
 from ._version import HUB_API_VERSION, __version__
-from .errors import PluginError
+from .errors import PluginError, PluginWarning
 from .specs import SPEC_KINDS, PluginInfo
 
 ENTRY_POINT_GROUP = "gluon_hub"
@@ -298,5 +299,20 @@ class PluginManager:
                     info, status=FAILED, error=error
                 )
                 continue
-            for spec in returned:
-                yield _with_plugin(spec, impl.plugin_name)
+            copies = [_with_plugin(spec, impl.plugin_name) for spec in returned]
+            if kind == "models":
+                _portability.attach(copies, self._portability_rows(impl.plugin_name))
+            yield from copies
+
+    def _portability_rows(self, plugin: str) -> dict[str, Any]:
+        """The plugin's measured ONNX rows; a broken file is warned about and ignored (the
+        models stay usable, only unmeasured)."""
+        info = self._infos.get(plugin)
+        path = _portability.rows_file(info.module) if info is not None and info.module else None
+        if path is None:
+            return {}
+        try:
+            return _portability.read_rows(path)
+        except ValueError as exc:
+            warnings.warn(f"plugin {plugin!r}: {exc}", PluginWarning, stacklevel=2)
+            return {}

@@ -20,6 +20,7 @@ __all__ = [
     "Metric",
     "WeightVariant",
     "InputSpec",
+    "OnnxPortability",
     "ModelSpec",
     "DatasetSpec",
     "LossSpec",
@@ -236,6 +237,39 @@ class _Spec:
         return _from_jsonable(cls, data)
 
 
+#: The values of :attr:`OnnxPortability.status`.
+ONNX_STATUSES = ("exportable", "blocked")
+
+
+@dataclass(frozen=True)
+class OnnxPortability:
+    """Whether a model's graph leaves MXNet as ONNX, as last measured on this spec.
+
+    Measured, not declared: ``gluon-hub portability --write`` (gluon-hub-deploy) exports
+    the model with random weights, runs it in onnxruntime at two input sizes and writes
+    one row per model into its plugin's ``portability.json``; the hub attaches the row
+    to the spec. ``fingerprint`` names the spec fields the measurement depended on, so a
+    changed spec shows that its row is out of date.
+    """
+
+    status: str
+    fingerprint: str
+    opset: int | None = None
+    #: The exported inputs' shapes, ``None`` where an axis is dynamic.
+    input_shapes: tuple[tuple[int | None, ...], ...] = ()
+    #: The largest ``max|onnx - mxnet| / max|mxnet|`` over the outputs and both sizes.
+    max_rel_diff: float | None = None
+    #: For a blocked model: the operator and why it cannot be exported.
+    blocker: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in ONNX_STATUSES:
+            raise ValueError(f"ONNX status must be one of {ONNX_STATUSES}, got {self.status!r}")
+        if self.status == "blocked" and not self.blocker:
+            raise ValueError("a blocked ONNX row must name its blocker")
+        object.__setattr__(self, "input_shapes", tuple(tuple(s) for s in self.input_shapes))
+
+
 @dataclass(frozen=True)
 class ModelSpec(_Spec):
     """A model: its factory, default factory arguments and all its metadata.
@@ -257,6 +291,8 @@ class ModelSpec(_Spec):
     license: str = ""
     paper: str = ""
     tags: tuple[str, ...] = ()
+    #: Filled in by the hub from the plugin's ``portability.json``; plugins leave it unset.
+    onnx: OnnxPortability | None = None
 
     kind, noun = "models", "model"
 
@@ -369,6 +405,7 @@ _NESTED: dict[tuple[type, str], type] = {
     (ModelSpec, "input"): InputSpec,
     (ModelSpec, "extra_inputs"): InputSpec,
     (ModelSpec, "weights"): WeightVariant,
+    (ModelSpec, "onnx"): OnnxPortability,
     (WeightVariant, "file"): FileRef,
     (WeightVariant, "metrics"): Metric,
     (DatasetSpec, "files"): FileRef,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
+from .._portability import is_current, is_portable
 from ._table import format_table, human_count, human_size, plural
 
 KINDS = ("models", "datasets", "losses", "batchify")
@@ -21,6 +23,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--pretrained", dest="pretrained", action="store_true", default=None,
                        help="only models with published weights")
     group.add_argument("--no-pretrained", dest="pretrained", action="store_false")
+    p.add_argument("--portable", action="store_true",
+                   help="only models measured to export to ONNX with MXNet's outputs")
     p.add_argument("--json", action="store_true", help="print the full specs as JSON")
     p.set_defaults(run=_list)
 
@@ -61,6 +65,11 @@ def _list(args: argparse.Namespace) -> int:
     specs = get_hub().catalog(args.kind).select(args.pattern, args.plugin, **filters)
     if args.kind == "models" and args.pretrained is not None:
         specs = [s for s in specs if s.pretrained == args.pretrained]
+    if args.portable:
+        if args.kind != "models":
+            print("gluon-hub: error: --portable applies to models only", file=sys.stderr)
+            return 2
+        specs = [s for s in specs if is_portable(s)]
     if args.json:
         print(json.dumps([s.to_dict() for s in specs], indent=1))
         return 0
@@ -87,6 +96,7 @@ def _info(args: argparse.Namespace) -> int:
         return 0
     data = spec.to_dict()
     weights = data.pop("weights", [])
+    data.pop("onnx", None)  # printed in words below
     for key, value in data.items():
         if value not in (None, "", [], {}):
             print(f"{key:>12}: {value}")
@@ -97,7 +107,25 @@ def _info(args: argparse.Namespace) -> int:
         for m in variant["metrics"]:
             print(f"{'':>14}{m['name']} {m['value']} on {m['dataset']} {m['split']}"
                   + (f" (source: {m['source']})" if m["source"] else ""))
+    if args.kind == "models":
+        print(f"{'onnx':>12}: {_onnx_line(spec)}")
     return 0
+
+
+def _onnx_line(spec: Any) -> str:
+    """The model's row of the portability matrix, in words."""
+    row = spec.onnx
+    if row is None:
+        return "not measured (gluon-hub portability NAME, from gluon-hub-deploy, measures it)"
+    shapes = " ".join("x".join("?" if d is None else str(d) for d in s) for s in row.input_shapes)
+    if row.status == "blocked":
+        text = f"blocked by {row.blocker}"
+    else:
+        text = (f"exportable, opset {row.opset}, inputs {shapes} ('?' is dynamic), "
+                f"max relative difference from MXNet {row.max_rel_diff:.1e} (random weights)")
+    if not is_current(spec):
+        text += "; measured on an older spec: run 'gluon-hub portability NAME --write' again"
+    return text
 
 
 def _plugins(args: argparse.Namespace) -> int:

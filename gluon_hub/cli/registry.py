@@ -50,7 +50,23 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stale_portability() -> list[str]:
+    """Models whose ONNX row was measured on a spec that has changed since."""
+    from .._hub import get_hub
+    from .._portability import is_current
+
+    return [s.qualified_name for s in get_hub().catalog("models")
+            if s.onnx is not None and not is_current(s)]
+
+
 def _check(args: argparse.Namespace) -> int:
+    stale = _stale_portability()
+    if stale:
+        print(f"gluon-hub: error: the ONNX portability rows of {', '.join(stale)} were measured "
+              "on an older spec; run 'gluon-hub portability --write "
+              f"{' '.join(stale)}' (gluon-hub-deploy), then 'gluon-hub registry build'",
+              file=sys.stderr)
+        return 1
     expected = _generate()
     try:
         current = args.path.read_text(encoding="utf-8")
