@@ -9,7 +9,7 @@ plugin hook. Importing this package imports no mxnet; each function imports it w
 
 from __future__ import annotations
 
-from ._export import export
+from ._export import OnnxExportError, export
 from ._optimize import example_inputs, fused_operators, optimize
 from ._project import LANGUAGES, deploy, mxnet_library_dir
 from ._quantize import calibration_layers, int8_model, int8_operators, quantize
@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LANGUAGES",
+    "OnnxExportError",
     "__version__",
     "calibration_layers",
     "deploy",

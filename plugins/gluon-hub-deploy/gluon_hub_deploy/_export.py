@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
-__all__ = ["export"]
+__all__ = ["OnnxExportError", "export"]
 
 _FORMATS = ("mxnet", "onnx")
 
@@ -53,14 +54,17 @@ def export(
     dtype: str | Sequence[str] | None = None,
     epoch: int = 0,
     dynamic_batch: bool = False,
+    dynamic_spatial: bool = False,
     **kwargs: Any,
 ) -> list[Path]:
     """Export a model for deployment outside Python and return the files written.
 
     ``format="mxnet"`` writes ``{path}-symbol.json`` and ``{path}-{epoch:04d}.params``,
     which MXNet's C++, Scala, Java, Clojure and Python (``SymbolBlock.imports``)
-    bindings load. ``format="onnx"`` writes the ONNX file ``path`` through
-    ``mxnet.onnx`` (it needs onnx 1.14.1, or 1.16.0 on Python 3.12).
+    bindings load. ``format="onnx"`` writes the ONNX file ``path`` (opset 13) through
+    ``mxnet.onnx``'s converters and the hub's own (it needs onnx 1.14.1, or 1.16.0 on
+    Python 3.12); a graph ONNX cannot express raises :class:`OnnxExportError` naming the
+    model and the operator.
 
     Parameters
     ----------
@@ -73,6 +77,8 @@ def export(
     dtype : the input dtype(s); default the spec's, else ``float32``.
     epoch : the number in the params file name (mxnet).
     dynamic_batch : ONNX only: leave the batch axis of every input free.
+    dynamic_spatial : ONNX only: leave every axis after the channel axis (height and
+        width; frames too for video) of every input of rank 3 or more free.
     **kwargs : passed to the model's factory when ``model`` is a name.
 
     Examples
@@ -91,6 +97,7 @@ def export(
     from gluon_hub.compat import mx
 
     spec_dtype = "float32"
+    model_name = model if isinstance(model, str) else type(model).__name__
     if isinstance(model, str):
         model, spec_shape, spec_dtype = _from_name(model, pretrained, kwargs)
         if input_shape is None and spec_shape is None:
@@ -107,6 +114,9 @@ def export(
         raise ValueError("pass input_shape=(batch, ...) to export a block")
     shapes = _shapes(input_shape)
     dtypes = _dtypes(dtype or spec_dtype, len(shapes))
+    if format != "onnx" and (dynamic_batch or dynamic_spatial):
+        raise ValueError("dynamic_batch and dynamic_spatial apply to format='onnx' only; an MXNet symbol "
+                         "takes any input shape its operators accept")
     if epoch < 0:
         raise ValueError(f"epoch must be non-negative, got {epoch}")
 
@@ -120,46 +130,139 @@ def export(
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "model")
         model.export(prefix, epoch=0)
-        _to_onnx(mx, prefix, shapes, dtypes, target, dynamic_batch)
+        _to_onnx(mx, prefix, shapes, dtypes, target, _dynamic_axes(shapes, dynamic_batch, dynamic_spatial),
+                 model_name)
     return [target]
 
 
-def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[str], target: Path, dynamic: bool) -> None:
+def _dynamic_axes(shapes: list[tuple[int, ...]], batch: bool, spatial: bool) -> list[tuple[int | None, ...]] | None:
+    """Each input's shape with None on the axes left free, or None when all are fixed."""
+    if not (batch or spatial):
+        return None
+    return [tuple(None if (batch and axis == 0) or (spatial and axis >= 2 and len(shape) >= 3) else size
+                  for axis, size in enumerate(shape)) for shape in shapes]
+
+
+class OnnxExportError(ValueError):
+    """A model whose graph ``mxnet.onnx`` cannot write as ONNX, named with the operator."""
+
+
+# Operators ONNX has no counterpart for, with the reason a user can act on.
+_NOT_PORTABLE = {
+    "_contrib_ModulatedDeformableConvolution": "modulated deformable convolution (DCNv2) has no ONNX operator",
+    "_contrib_DeformableConvolution": "deformable convolution has no ONNX operator",
+}
+
+
+def _alternatives(name: str) -> str:
+    return (f"export it as an MXNet symbol instead (gluon_hub.export({name!r}, path, format='mxnet')) "
+            f"or build a native project around it (gluon-hub deploy {name})")
+
+
+def _failed_node(error: BaseException) -> dict[str, Any] | None:
+    """The MXNet node whose converter raised ``error``, read from ``convert_layer``'s frame."""
+    tb = error.__traceback__
+    node = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "convert_layer":
+            node = tb.tb_frame.f_locals.get("node")
+        tb = tb.tb_next
+    return node if isinstance(node, dict) else None
+
+
+def _check_operators(sym: Any, model_name: str) -> None:
+    """Name every operator of ``sym`` that no registered converter writes, before converting."""
+    import json
+
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+
+    from gluon_hub_deploy.onnx_converters._common import OPSET
+
+    known = set().union(*(ops for version, ops in MXNetGraph.registry_.items() if version <= OPSET))
+    ops = {node["op"] for node in json.loads(sym.tojson())["nodes"]}
+    blocked = sorted(op for op in ops if op in _NOT_PORTABLE)
+    if blocked:
+        reasons = "; ".join(f"{op}: {_NOT_PORTABLE[op]}" for op in blocked)
+        raise OnnxExportError(f"{model_name} is not portable to ONNX ({reasons}); {_alternatives(model_name)}")
+    missing = sorted(op for op in ops if op != "null" and op not in known)
+    if missing:
+        raise OnnxExportError(f"{model_name} cannot be exported to ONNX: no converter for the MXNet "
+                              f"operator(s) {', '.join(missing)}; {_alternatives(model_name)}")
+
+
+@contextlib.contextmanager
+def _checked_at_opset(onnx: Any, opset: int) -> Iterator[None]:
+    """Let ``create_onnx_graph_proto``'s own graph check use ``opset``, not onnx's newest.
+
+    It calls ``onnx.checker.check_graph(graph)`` with the default context, which declares
+    the newest opset, so opset-13 nodes (ReduceMean's ``axes`` attribute) fail the check.
+    """
+    context = onnx.checker.DEFAULT_CONTEXT
+    before = dict(context.opset_imports)
+    context.opset_imports = {"": opset}
+    try:
+        yield
+    finally:
+        context.opset_imports = before
+
+
+def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[str], target: Path,
+             dynamic_axes: list[tuple[int | None, ...]] | None, model_name: str) -> None:
+    """Write the exported symbol as an ONNX file that declares the opset its nodes are written for.
+
+    ``mxnet.onnx.export_model`` declares the newest opset the installed onnx knows (19 for
+    onnx 1.14) while MXNet writes opset-12/13 nodes (ReduceMean's ``axes`` attribute, Split's
+    ``split`` input), so the hub builds the graph at the opset the converters implement and
+    writes the model itself.
+    """
     import numpy as np
 
     try:
-        import onnx  # noqa: F401  (mxnet.onnx needs it; fail with the fix, not deep inside)
+        import onnx
     except ImportError:
         from gluon_hub._index import extra_command
 
         raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub-deploy', 'onnx')} (the "
                           "[onnx] extra of gluon-hub-deploy)") from None
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+
     from gluon_hub_deploy.onnx_converters import register_converters
+    from gluon_hub_deploy.onnx_converters._common import OPSET, inferred_shapes
 
     register_converters()
-    mx.onnx.export_model(
-        f"{prefix}-symbol.json",
-        f"{prefix}-0000.params",
-        in_shapes=shapes,
-        in_types=[np.dtype(d) for d in dtypes],
-        onnx_file_path=str(target),
-        dynamic=dynamic,
-        dynamic_input_shapes=[(None, *s[1:]) for s in shapes] if dynamic else None,
-    )
-    _weights_out_of_inputs(target)
+    sym = mx.sym.load(f"{prefix}-symbol.json")
+    saved = mx.nd.load(f"{prefix}-0000.params")
+    params = {key.split(":", 1)[-1]: value for key, value in saved.items()}
+    _check_operators(sym, model_name)
+    data_names = [n for n in sym.list_inputs() if n not in params]
+    known = {**dict(zip(data_names, shapes)), **{k: v.shape for k, v in params.items()}}
+    types = [onnx.helper.np_dtype_to_tensor_dtype(np.dtype(d)) for d in dtypes]
+    try:
+        with inferred_shapes(sym, known), _checked_at_opset(onnx, OPSET):
+            graph = MXNetGraph().create_onnx_graph_proto(
+                sym, params, shapes, types, opset_version=OPSET,
+                dynamic=dynamic_axes is not None, dynamic_input_shapes=dynamic_axes)
+    except Exception as error:  # noqa: BLE001  (any converter failure becomes one clear error)
+        node = _failed_node(error)
+        where = f"operator {node['op']} (node {node['name']}, attributes {node.get('attrs', {})})" if node else "a node"
+        raise OnnxExportError(f"{model_name} cannot be exported to ONNX: mxnet.onnx failed on {where}: "
+                              f"{error}; {_alternatives(model_name)}") from error
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)],
+                                   producer_name="gluon-hub")
+    _weights_out_of_inputs(model)
+    onnx.checker.check_model(model)
+    partial = target.with_name(f".{target.name}.partial")
+    onnx.save(model, str(partial))
+    os.replace(partial, target)
 
 
-def _weights_out_of_inputs(path: Path) -> None:
+def _weights_out_of_inputs(proto: Any) -> None:
     """Drop the weights from the graph's inputs, where ``mxnet.onnx`` also lists them.
 
     As inputs they could be overridden at run time, so onnxruntime may not fold them into
     constants (nor fuse batch norms into convolutions) and warns once per weight.
     """
-    import onnx
-
-    proto = onnx.load(str(path))
     weights = {init.name for init in proto.graph.initializer}
     inputs = [i for i in proto.graph.input if i.name not in weights]
     del proto.graph.input[:]
     proto.graph.input.extend(inputs)
-    onnx.save(proto, str(path))
