@@ -1,4 +1,5 @@
-"""Entry point of the gluon-hub-deploy plugin: the ``deploy`` command; imports no mxnet.
+"""Entry point of the gluon-hub-deploy plugin: the ``deploy`` and ``portability``
+commands; imports no mxnet.
 
 The library functions (``export``, ``optimize``, ``quantize``) need no hook: the hub's
 names for them import this distribution when first used.
@@ -19,5 +20,11 @@ def gluon_hub_commands():
             factory="gluon_hub_deploy.cli:main",
             description="write a C++/Java/Clojure project that runs a model without Python: "
                         "gluon-hub deploy NAME --lang LANG -o DIR",
-        )
+        ),
+        CommandSpec(
+            name="portability",
+            factory="gluon_hub_deploy.portability_cli:main",
+            description="measure whether models export to ONNX with MXNet's outputs, the rows of "
+                        "the portability matrix: gluon-hub portability [NAME...] [--write]",
+        ),
     ]

@@ -1,0 +1,191 @@
+"""Measuring a model's row of the portability matrix: export it to ONNX, run the file in
+onnxruntime and MXNet on the same inputs at two sizes, and record what happened.
+
+Random (He-initialised) weights: the matrix says whether the *graph* leaves MXNet
+intact, which does not depend on trained values, and no weights can be assumed present.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from gluon_hub import info, load
+from gluon_hub._portability import spec_fingerprint
+from gluon_hub.specs import InputSpec, ModelSpec, OnnxPortability
+
+__all__ = ["TOLERANCE", "measure", "second_shape"]
+
+#: A row is exportable when every output's ``max|onnx - mxnet| <= TOLERANCE * max|mxnet|``.
+TOLERANCE = 1e-4
+
+#: The length a free (``None``) axis gets, such as a text model's sequence length.
+_FREE = 16
+
+
+def _shape(spec: InputSpec, free: int) -> tuple[int, ...]:
+    from gluon_hub.testing import _batch_axis
+
+    shape = [free if d is None else d for d in spec.shape or ()]
+    shape.insert(_batch_axis(spec), 1)
+    return tuple(shape)
+
+
+def second_shape(shape: tuple[int, ...], image_like: bool) -> tuple[int, ...]:
+    """The other size a model is checked at: height and width three quarters of the
+    default's, rounded to a multiple of 32 (what strided backbones need); for other
+    inputs, the free axes at another length."""
+    if not image_like:
+        return shape
+    *lead, h, w = shape
+    return (*lead, *(max(32, int(round(d * 0.75 / 32)) * 32) for d in (h, w)))
+
+
+def _inputs(spec: ModelSpec, shapes: Sequence[tuple[int, ...]], seed: int) -> list[np.ndarray]:
+    """Random floats in [-1, 1); ones for integer inputs (valid ids, types and lengths)."""
+    rng = np.random.default_rng(seed)
+    specs = [spec.input, *spec.extra_inputs]
+    arrays = []
+    for input_spec, shape in zip(specs, shapes):
+        dtype = (input_spec.dtype if input_spec is not None else None) or "float32"
+        arrays.append(np.ones(shape, dtype) if "int" in dtype else rng.uniform(-1, 1, shape).astype(dtype))
+    return arrays
+
+
+def _he_initialised(name: str) -> Any:
+    from gluon_hub.compat import mx
+
+    net = load(name)
+    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net.hybridize()
+    return net
+
+
+def _mxnet_outputs(net: Any, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    from gluon_hub.compat import mx
+
+    out = net(*[mx.nd.array(a, dtype=a.dtype) for a in arrays])
+    flat = out if isinstance(out, (list, tuple)) else [out]
+    return [o.asnumpy() for o in _flatten(flat)]
+
+
+def _flatten(outputs: Sequence[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for o in outputs:
+        flat.extend(_flatten(o) if isinstance(o, (list, tuple)) else [o])
+    return flat
+
+
+def _onnx_outputs(path: Path, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    feed = {i.name: a for i, a in zip(session.get_inputs(), arrays)}
+    return session.run(None, feed)
+
+
+def _relative_difference(expected: list[np.ndarray], actual: list[np.ndarray]) -> float:
+    """The largest ``max|actual - expected| / max|expected|`` over the outputs."""
+    if len(expected) != len(actual):
+        raise ValueError(f"onnxruntime gave {len(actual)} outputs, MXNet {len(expected)}")
+    worst = 0.0
+    for e, a in zip(expected, actual):
+        if e.shape != a.shape:
+            raise ValueError(f"an output has shape {a.shape} in onnxruntime, {e.shape} in MXNet")
+        e64, a64 = e.astype(np.float64), a.astype(np.float64)
+        scale = float(np.max(np.abs(e64))) if e64.size else 0.0
+        diff = float(np.max(np.abs(a64 - e64))) if e64.size else 0.0
+        if not (math.isfinite(scale) and math.isfinite(diff)):
+            raise ValueError("MXNet's or onnxruntime's outputs are not finite")
+        worst = max(worst, diff / scale if scale > 0 else diff)
+    return worst
+
+
+def _blocked(fingerprint: str, why: str) -> OnnxPortability:
+    return OnnxPortability(status="blocked", fingerprint=fingerprint, blocker=why)
+
+
+def measure(name: str) -> OnnxPortability:
+    """Export ``name`` with random weights and compare onnxruntime with MXNet.
+
+    The export first leaves the batch and spatial axes free; if the graph does not run
+    (or differs) at the second size that way, it is exported again with fixed shapes, and
+    the second size gets a file of its own, so the row records fixed shapes.
+    """
+    from gluon_hub_deploy import export
+    from gluon_hub_deploy._export import OnnxExportError
+
+    spec = info(name)
+    fingerprint = spec_fingerprint(spec)
+    if spec.input is None or spec.input.shape is None:
+        return _blocked(fingerprint, "the spec declares no input shape to export at")
+    inputs = [spec.input, *spec.extra_inputs]
+    shapes = [_shape(s, _FREE) for s in inputs]
+    image_like = len(shapes[0]) >= 4 and spec.input.dtype in (None, "float32") and None not in spec.input.shape
+    text_like = any(None in (s.shape or ()) for s in inputs)
+    seconds = ([second_shape(shapes[0], True), *shapes[1:]] if image_like
+               else [_shape(s, _FREE * 2) for s in inputs] if text_like else None)
+    dtypes = [(s.dtype or "float32") for s in inputs]
+    net = _he_initialised(name)
+    first = _inputs(spec, shapes, 0)
+    try:
+        expected = _mxnet_outputs(net, first)
+    except Exception as error:  # noqa: BLE001  (recorded in the row, not raised)
+        return _blocked(fingerprint, f"MXNet itself failed at {shapes}: {type(error).__name__}: {error}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.onnx"
+        try:
+            export(net, path, format="onnx", input_shape=shapes, dtype=dtypes,
+                   dynamic_batch=True, dynamic_spatial=image_like)
+            dynamic = True
+        except OnnxExportError as error:
+            return _blocked(fingerprint, str(error))
+        try:
+            worst = _relative_difference(expected, _onnx_outputs(path, first))
+        except Exception as error:  # noqa: BLE001
+            return _blocked(fingerprint, f"onnxruntime failed to run the exported graph: {error}")
+        if worst > TOLERANCE:
+            return _blocked(fingerprint, f"onnxruntime's outputs differ from MXNet's by {worst:.1e} "
+                                         f"of their scale (tolerance {TOLERANCE:.0e})")
+        if seconds is not None:
+            second = _inputs(spec, seconds, 1)
+            second_expected = _mxnet_outputs(net, second)
+            try:
+                second_worst = _relative_difference(second_expected, _onnx_outputs(path, second))
+            except Exception:  # noqa: BLE001  (the graph fixes a shape: export per size below)
+                second_worst = math.inf
+            if second_worst > TOLERANCE:
+                dynamic = False
+                fixed = Path(tmp) / "second.onnx"
+                export(net, fixed, format="onnx", input_shape=seconds, dtype=dtypes)
+                second_worst = _relative_difference(second_expected, _onnx_outputs(fixed, second))
+                if second_worst > TOLERANCE:
+                    return _blocked(fingerprint, f"at {seconds} onnxruntime's outputs differ from MXNet's "
+                                                 f"by {second_worst:.1e} of their scale")
+            worst = max(worst, second_worst)
+    recorded = [_free_axes(s, image_like, text_like, spec_input) for s, spec_input in zip(shapes, inputs)]
+    return OnnxPortability(status="exportable", fingerprint=fingerprint, opset=_opset(),
+                           input_shapes=tuple(recorded) if dynamic else tuple(shapes),
+                           max_rel_diff=float(f"{worst:.2e}"))
+
+
+def _free_axes(shape: tuple[int, ...], image_like: bool, text_like: bool, spec: InputSpec) -> tuple[int | None, ...]:
+    """The exported shape with ``None`` on the axes the ONNX file leaves free."""
+    if image_like and len(shape) >= 3:
+        return (None, shape[1], *([None] * (len(shape) - 2)))
+    from gluon_hub.testing import _batch_axis
+
+    batch = _batch_axis(spec)
+    return tuple(None if axis == batch else d for axis, d in enumerate(shape))
+
+
+def _opset() -> int:
+    from gluon_hub_deploy.onnx_converters._common import OPSET
+
+    return OPSET

@@ -1,0 +1,111 @@
+"""``gluon-hub portability``: measure the ONNX rows of the portability matrix and, with
+``--write``, store them in each model's plugin (``portability.json`` beside its plugin
+module, which ``registry build`` then copies into ``registry.json``).
+
+Each model is written as soon as it is measured, so an interrupted run keeps what it
+measured and ``--missing`` goes on from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gluon-hub portability",
+        description="Export models to ONNX with random weights, run them in onnxruntime and MXNet "
+        "at two input sizes, and print (or --write) each model's row: exportable with the largest "
+        "relative difference, or blocked with the operator. See docs/onnx.md.",
+    )
+    p.add_argument("names", nargs="*", metavar="NAME", help="models to measure (default: all installed)")
+    p.add_argument("--task", help="only this task's models")
+    p.add_argument("--plugin", help="only this plugin's models")
+    p.add_argument("--per-family", action="store_true",
+                   help="only the smallest model of each family (models sharing a factory)")
+    p.add_argument("--missing", action="store_true",
+                   help="only models without a row measured on their current spec (resume a run)")
+    p.add_argument("--write", action="store_true",
+                   help="store the rows in each model's plugin (its portability.json)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the plugin command; returns the exit code (1 if any model is blocked)."""
+    args = build_parser().parse_args(argv)
+    specs = _selected(args)
+    if not specs and args.missing:
+        print("every selected model has a row measured on its current spec")
+        return 0
+    if not specs:
+        raise ValueError("no model matches; see 'gluon-hub list'")
+    from ._measure import measure
+
+    blocked = 0
+    for index, spec in enumerate(specs, 1):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # MXNet's and onnx's deprecation chatter, once per model
+            row = measure(spec.qualified_name)
+        took = time.perf_counter() - start
+        if row.status == "blocked":
+            blocked += 1
+            text = f"blocked: {row.blocker}"
+        else:
+            shapes = " ".join("x".join("?" if d is None else str(d) for d in s) for s in row.input_shapes)
+            text = f"exportable ({shapes}, max relative difference {row.max_rel_diff:.1e})"
+        print(f"[{index}/{len(specs)}] {spec.qualified_name}: {text} [{took:.1f} s]", flush=True)
+        if args.write:
+            _store(spec, row)
+    print(f"{len(specs) - blocked} exportable, {blocked} blocked"
+          + ("" if args.write else " (not stored: add --write)"))
+    if args.write:
+        print("now run 'gluon-hub registry build' to copy the rows into registry.json")
+    return 1 if blocked else 0
+
+
+def _selected(args: argparse.Namespace) -> list[Any]:
+    from gluon_hub._hub import get_hub
+    from gluon_hub._portability import is_current
+
+    hub = get_hub()
+    if args.names:
+        specs = [hub.lookup("models", name) for name in args.names]
+    else:
+        specs = hub.catalog("models").select(None, args.plugin, task=args.task)
+    if args.names and (args.task or args.plugin):
+        specs = [s for s in specs if (not args.task or s.task == args.task)
+                 and (not args.plugin or s.plugin == args.plugin)]
+    if args.missing:
+        specs = [s for s in specs if not is_current(s)]
+    if args.per_family:
+        smallest: dict[str, Any] = {}
+        for s in specs:
+            best = smallest.get(s.factory)
+            if best is None or (s.num_params or 0) < (best.num_params or 0):
+                smallest[s.factory] = s
+        specs = [s for s in specs if smallest[s.factory] is s]
+    return specs
+
+
+def _store(spec: Any, row: Any) -> None:
+    """Add ``row`` to its plugin's file (read again each time: rows of other runs stay)."""
+    from gluon_hub._hub import get_hub
+    from gluon_hub._portability import read_rows, rows_file, write_rows
+
+    plugin = next(p for p in get_hub().plugins() if p.name == spec.plugin)
+    path: Path | None = rows_file(plugin.module) if plugin.module else None
+    if path is None:
+        print(f"gluon-hub: warning: plugin {spec.plugin!r} has no module file to keep rows beside; "
+              f"{spec.name}'s row is not stored", file=sys.stderr)
+        return
+    rows = read_rows(path)
+    rows[spec.name] = row
+    write_rows(path, rows)

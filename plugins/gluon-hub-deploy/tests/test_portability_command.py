@@ -1,0 +1,91 @@
+"""``gluon-hub portability``: measures a plugin's models in a real subprocess, stores the
+rows beside the plugin module, and the hub then shows and filters on them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PLUGIN = '''
+from gluon_hub import InputSpec, ModelSpec, hookimpl
+
+GLUON_HUB_API = ">=1,<2"
+
+@hookimpl
+def gluon_hub_models():
+    image = InputSpec(shape=(3, 64, 64))
+    return [ModelSpec(name="porta_conv", factory="porta_models:conv_net", task="demo", input=image,
+                      description="a small convolutional classifier"),
+            ModelSpec(name="porta_dcn", factory="porta_models:dcn_net", task="demo", input=image,
+                      description="a deformable convolution")]
+'''
+
+MODELS = '''
+from mxnet import gluon
+from mxnet.gluon.contrib.cnn import DeformableConvolution
+
+def conv_net():
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(8, 3, strides=2, padding=1), gluon.nn.BatchNorm(), gluon.nn.Activation("relu"),
+            gluon.nn.GlobalAvgPool2D(), gluon.nn.Dense(5))
+    return net
+
+def dcn_net():
+    net = gluon.nn.HybridSequential()
+    net.add(DeformableConvolution(4, kernel_size=(3, 3), padding=(1, 1)))
+    return net
+'''
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "porta_plugin.py").write_text(textwrap.dedent(PLUGIN))
+    (site / "porta_models.py").write_text(textwrap.dedent(MODELS))
+    info = site / "porta_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: porta-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[gluon_hub]\nporta = porta_plugin\n")
+    return site
+
+
+def hub(site: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+           "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "gluon_hub.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_measure_write_show_and_filter(site: Path):
+    run = hub(site, "portability", "porta_conv", "porta_dcn", "--write")
+    assert run.returncode == 1, run.stderr  # one model is blocked
+    assert "porta/porta_conv: exportable (?x3x?x?, max relative difference" in run.stdout
+    assert "porta/porta_dcn: blocked:" in run.stdout and "DeformableConvolution" in run.stdout
+    assert "1 exportable, 1 blocked" in run.stdout
+
+    rows = json.loads((site / "portability.json").read_text())["models"]
+    assert rows["porta_conv"]["status"] == "exportable"
+    assert rows["porta_conv"]["input_shapes"] == [[None, 3, None, None]]
+    assert 0 <= rows["porta_conv"]["max_rel_diff"] <= 1e-4
+    assert rows["porta_dcn"]["status"] == "blocked"
+
+    info = hub(site, "info", "porta_conv")
+    assert "exportable, opset 13, inputs ?x3x?x? ('?' is dynamic)" in info.stdout, info.stderr
+    listed = hub(site, "list", "--portable", "--plugin", "porta")
+    assert "porta_conv" in listed.stdout and "porta_dcn" not in listed.stdout
+
+    resumed = hub(site, "portability", "--plugin", "porta", "--missing")
+    assert resumed.returncode == 0 and "every selected model has a row" in resumed.stdout
+
+
+def test_unknown_name_is_a_clear_error(site: Path):
+    run = hub(site, "portability", "porta_nothing")
+    assert run.returncode == 1
+    assert "no model named 'porta_nothing'" in run.stderr
