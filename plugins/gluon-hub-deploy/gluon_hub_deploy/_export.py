@@ -66,6 +66,13 @@ def export(
     Python 3.12); a graph ONNX cannot express raises :class:`OnnxExportError` naming the
     model and the operator.
 
+    A model whose spec names ``export_graphs`` (sequence models: states as inputs and
+    outputs, GPT-2's key/value cache, an encoder and a decoder step) is written as those
+    graphs, traced at ``input_shape`` (the first input's, in the model's layout) with the
+    dtypes and dynamic axes the graphs declare: a lone graph goes to ``path``, several to
+    ``{stem}-{graph}{suffix}`` beside it (mxnet: ``{path}-{graph}-symbol.json`` ...), and
+    every file is returned.
+
     Parameters
     ----------
     model : a model name (built with :func:`gluon_hub.load`) or an initialised
@@ -94,6 +101,16 @@ def export(
     """
     if format not in _FORMATS:
         raise ValueError(f"unknown export format {format!r}; use one of {', '.join(_FORMATS)}")
+    if isinstance(model, str):
+        from gluon_hub import info
+
+        spec = info(model)
+        if spec.export_graphs:
+            from ._graphs import export_spec_graphs
+
+            fixed = {"dtype": dtype, "dynamic_batch": dynamic_batch, "dynamic_spatial": dynamic_spatial}
+            return export_spec_graphs(spec, path, format, input_shape, pretrained=pretrained, epoch=epoch,
+                                      fixed=fixed, kwargs=kwargs)
     from gluon_hub.compat import mx
 
     spec_dtype = "float32"
@@ -232,7 +249,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     register_converters()
     sym = mx.sym.load(f"{prefix}-symbol.json")
     saved = mx.nd.load(f"{prefix}-0000.params")
-    params = {key.split(":", 1)[-1]: value for key, value in saved.items()}
+    params = {key.split(":", 1)[-1]: value for key, value in (saved.items() if isinstance(saved, dict) else ())}
     _check_operators(sym, model_name)
     data_names = [n for n in sym.list_inputs() if n not in params]
     known = {**dict(zip(data_names, shapes)), **{k: v.shape for k, v in params.items()}}
