@@ -22,6 +22,7 @@ __all__ = [
     "InputSpec",
     "OnnxPortability",
     "ModelSpec",
+    "ExportGraph",
     "DatasetSpec",
     "LossSpec",
     "BatchifySpec",
@@ -291,6 +292,10 @@ class ModelSpec(_Spec):
     license: str = ""
     paper: str = ""
     tags: tuple[str, ...] = ()
+    #: ``"module:attr"`` of a function ``(model, input_shape) -> list[ExportGraph]`` for a
+    #: model whose forward is no single exportable graph (recurrent states, a key/value
+    #: cache, an encoder and a decoder step): ``gluon_hub.export`` writes these graphs instead.
+    export_graphs: str | None = None
     #: Filled in by the hub from the plugin's ``portability.json``; plugins leave it unset.
     onnx: OnnxPortability | None = None
 
@@ -339,6 +344,32 @@ class ModelSpec(_Spec):
             if len(names) == num_classes:
                 return names
         return [f"class {i}" for i in range(num_classes)]
+
+
+@dataclass(frozen=True)
+class ExportGraph:
+    """One graph a model is exported as, returned by the function ``ModelSpec.export_graphs``
+    names: a ``HybridBlock`` sharing the model's parameters whose outputs equal the model's.
+
+    ``input_shapes`` are the shapes to trace at (batch axis included); ``dynamic_shapes``
+    repeat them with ``None`` on the axes the graph leaves free (batch, sequence, cache
+    length), or are empty when every axis is fixed.
+    """
+
+    name: str
+    block: Any
+    input_shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[str, ...]
+    dynamic_shapes: tuple[tuple[int | None, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.dtypes) != len(self.input_shapes):
+            raise ValueError(f"graph {self.name!r}: {len(self.dtypes)} dtypes for "
+                             f"{len(self.input_shapes)} inputs")
+        if self.dynamic_shapes and [len(s) for s in self.dynamic_shapes] != [
+                len(s) for s in self.input_shapes]:
+            raise ValueError(f"graph {self.name!r}: dynamic_shapes must have the rank of "
+                             "input_shapes, input by input")
 
 
 @dataclass(frozen=True)

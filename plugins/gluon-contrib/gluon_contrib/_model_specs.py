@@ -28,6 +28,7 @@ def _textcnn_specs() -> list[ModelSpec]:
         specs.append(ModelSpec(
             name=name,
             factory=f"gluon_contrib.textcnn:{name}",
+            export_graphs="gluon_contrib.textcnn:export_graphs",
             task="text-classification",
             description=f"textCNN-{mode} sentence classifier (Kim, 2014): {words}; "
                         "filter windows 3, 4, 5 with 100 maps each, dropout 0.5",

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from gluon_hub.compat import mx
+from gluon_hub.specs import ExportGraph
 
 nn = mx.gluon.nn
 
@@ -29,6 +30,7 @@ __all__ = [
     "textcnn_static",
     "textcnn_nonstatic",
     "textcnn_multichannel",
+    "export_graphs",
 ]
 
 MODES = ("rand", "static", "non-static", "multichannel")
@@ -103,6 +105,13 @@ class TextCNN(nn.HybridBlock):
         pooled = [F.max(conv(embedded), axis=2) for conv in self.convs]
         features = F.concat(*pooled, dim=1) if len(pooled) > 1 else pooled[0]
         return self.output(self.dropout(features))
+
+
+def export_graphs(model: TextCNN, input_shape: Sequence[int] | None = None) -> list[ExportGraph]:
+    """The graph ``gluon_hub.export`` writes: the model itself, token ids ``(batch,
+    length)`` with batch and length free (at least the widest window)."""
+    batch, length = tuple(input_shape or (1, max(model.windows)))
+    return [ExportGraph("textcnn", model, ((batch, length),), ("int32",), ((None, None),))]
 
 
 def _factory(mode: str):

@@ -27,8 +27,11 @@ from gluon_hub.specs import FileRef, InputSpec, Metric, ModelSpec, WeightVariant
 _MODELS = "gluon_nlp_core.models"
 
 _TOKENS = InputSpec(shape=(None,), layout="NT", dtype="int32")
+#: The functions building each family's export graphs (states as inputs and outputs).
+_GRAPHS = "gluon_nlp_core.models.export_graphs"
 _BERT = dict(
     task="text-encoding",
+    export_graphs=f"{_GRAPHS}:bert_graphs",
     input=_TOKENS,
     # token_types, valid_length, masked_positions: the default model has the masked-LM
     # decoder, which needs the positions to score.
@@ -40,6 +43,7 @@ _BERT = dict(
 _LENGTH = InputSpec(shape=(), layout="N", dtype="int32")
 _ROBERTA = dict(
     task="text-encoding",
+    export_graphs=f"{_GRAPHS}:bert_graphs",
     input=_TOKENS,
     extra_inputs=(_LENGTH, InputSpec(shape=(None,), layout="NT", dtype="int32")),
     license="MIT",
@@ -48,6 +52,7 @@ _ROBERTA = dict(
 )
 _GPT2 = dict(
     task="language-modeling",
+    export_graphs=f"{_GRAPHS}:gpt2_graphs",
     input=_TOKENS,
     output_shape=(None, 50257),
     license="MIT",
@@ -58,6 +63,7 @@ _GPT2 = dict(
 _WIKITEXT2_VOCAB, _WMT2014_VOCAB = 33278, 36794
 _LM = dict(
     task="language-modeling",
+    export_graphs=f"{_GRAPHS}:language_model_graphs",
     # Time-major, (length, batch): one free axis beside the batch axis.
     input=InputSpec(shape=(None,), layout="TN", dtype="int32"),
     output_shape=(None, _WIKITEXT2_VOCAB),
@@ -65,6 +71,7 @@ _LM = dict(
 )
 _ELMO = dict(
     task="text-encoding",
+    export_graphs=f"{_GRAPHS}:elmo_graphs",
     # Character ids (gluon_nlp_core.text.elmo_chars.elmo_char_ids): 50 a word.
     input=InputSpec(shape=(None, 50), layout="NTC", dtype="int32"),
     license="Apache-2.0",
@@ -118,6 +125,7 @@ _ARCHITECTURES: dict[str, dict] = {
     "distilbert_6_768_12": dict(
         task="text-encoding",
         factory=f"{_MODELS}.distilbert:distilbert_6_768_12",
+        export_graphs=f"{_GRAPHS}:bert_graphs",
         input=_TOKENS,
         extra_inputs=(_LENGTH,),
         output_shape=(None, 768),
@@ -203,6 +211,7 @@ _ARCHITECTURES: dict[str, dict] = {
     "transformer_en_de_512": dict(
         task="machine-translation",
         factory=f"{_MODELS}.transformer:transformer_en_de_512",
+        export_graphs=f"{_GRAPHS}:transformer_graphs",
         input=_TOKENS,
         extra_inputs=(_TOKENS,),  # teacher-forced target; valid lengths are optional
         output_shape=(None, _WMT2014_VOCAB),

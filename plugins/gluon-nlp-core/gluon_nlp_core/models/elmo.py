@@ -54,6 +54,9 @@ class LSTMPLayer(nn.HybridBlock):
         self.h2r_weight = self.params.get("h2r_weight", shape=(projection_size, hidden_size))
         self.i2h_bias = self.params.get("i2h_bias", shape=(gates,), init="zeros")
         self.h2h_bias = self.params.get("h2h_bias", shape=(gates,), init="zeros")
+        #: Steps to unroll the loop into when tracing (``None``: MXNet's ``foreach``, which
+        #: ONNX export cannot write); set by :mod:`gluon_nlp_core.models.export_graphs`.
+        self.unroll_length: int | None = None
 
     def state_info(self, batch_size: int = 0) -> list[dict]:
         """Shapes of the two states, as MXNet's recurrent cells describe them."""
@@ -88,7 +91,14 @@ class LSTMPLayer(nn.HybridBlock):
                 projected = F.clip(projected, -self._projection_clip, self._projection_clip)
             return projected, [projected, cell]
 
-        return F.contrib.foreach(step, inputs, list(states))
+        if self.unroll_length is None:
+            return F.contrib.foreach(step, inputs, list(states))
+        state, outputs = list(states), []
+        steps = F.split(inputs, num_outputs=self.unroll_length, axis=0, squeeze_axis=True)
+        for x_t in [steps] if self.unroll_length == 1 else steps:
+            out, state = step(x_t, state)
+            outputs.append(out)
+        return F.stack(*outputs, axis=0), state
 
 
 class _Residual(nn.HybridBlock):
