@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
-from . import _heads, _index, _tools
+from . import _heads, _index, _lock, _tools
 from ._cache._errors import OfflineMissError
 from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
@@ -82,6 +83,7 @@ def load(
     ctx: Any = None,
     root: str | None = None,
     optimize: bool = False,
+    lock: str | os.PathLike[str] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Build a model by name and return its Gluon ``Block``, ready to run.
@@ -99,6 +101,9 @@ def load(
         :func:`gluon_hub.optimize` (oneDNN fusion on a CPU), for a batch-1 input of the
         spec's shape; the model can then no longer be trained and runs fastest at that
         shape. Needs a spec with a fixed input shape.
+    lock : a lock file written by ``gluon-hub lock`` (default ``GLUON_HUB_LOCK``): the weights
+        are its pinned tag, and a spec that no longer matches it raises
+        :class:`~gluon_hub.errors.LockDriftError` before any download (``docs/lock.md``).
     **kwargs : passed to the model's factory; unknown ones are refused with the list of
         accepted ones. With ``pretrained``, another value of the factory's class-count
         argument (``classes``, ``nclass``, ``num_joints`` ..., see :func:`head_argument`)
@@ -109,7 +114,7 @@ def load(
     spec = info(name)
     if not isinstance(pretrained, (bool, str)):
         raise TypeError(f"pretrained must be True, False or a weight tag, got {pretrained!r}")
-    variant = spec.weight(pretrained) if pretrained is not False else None
+    variant = _lock.weight_variant(spec, pretrained, lock) if pretrained is not False else None
     owner = _owner(spec)
     contexts = _contexts(ctx)
     examples = tools = None
@@ -240,12 +245,15 @@ def dataset_info(name: str) -> DatasetSpec:
     return get_hub().lookup("datasets", name)
 
 
-def load_dataset(name: str, segment: str | None = None, root: str | None = None, **kwargs: Any) -> Any:
+def load_dataset(name: str, segment: str | None = None, root: str | None = None,
+                 lock: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
     """Build a dataset by name, for example ``load_dataset("squad", segment="train", version="1.1")``.
 
     Its files come through the cache, or from ``root`` where the user already has them.
+    Under a lock file (``lock`` or ``GLUON_HUB_LOCK``) its files must be the pinned ones.
     """
     spec = dataset_info(name)
+    _lock.check_dataset(spec, lock)
     if segment is not None and spec.segments and segment not in spec.segments:
         raise ValueError(
             f"dataset {spec.qualified_name!r} has no segment {segment!r}; "

@@ -19,6 +19,9 @@
 ``GLUON_HUB_CONFIG``                   The cache's JSON config file (default
                                        ``platformdirs.user_config_dir/config.json``).
 ``GLUON_HUB_OFFLINE``                  ``1`` never touches the network.
+``GLUON_HUB_LOCK``                     A lock file (``gluon-hub lock``) that every load
+                                       obeys: pinned weight tags, and no download when an
+                                       installed spec drifted from it (``docs/lock.md``).
 ``GLUON_HUB_LOCK_TIMEOUT``             Seconds to wait for another process's download
                                        before downloading anyway (default 600).
 ``GLUON_HUB_CONNECT_TIMEOUT``          HTTP connect timeout in seconds (default 10).
@@ -102,6 +105,10 @@ def number(name: str) -> float | None:
         return float(value)
     except ValueError:
         raise ValueError(f"{name}={value!r} is not a number") from None
+
+
+def lock_file() -> str | None:
+    return text("GLUON_HUB_LOCK")
 
 
 def cache_home() -> str | None:

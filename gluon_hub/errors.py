@@ -11,6 +11,9 @@ __all__ = [
     "PluginError",
     "IndexFormatError",
     "ModelBuildError",
+    "LockError",
+    "LockFileError",
+    "LockDriftError",
     "NewHeadWarning",
     "OptimizeWarning",
     "PluginWarning",
@@ -55,6 +58,19 @@ class ModelBuildError(PluginError):
     The message names the model, its plugin and distribution; the original exception is
     chained as ``__cause__``.
     """
+
+
+class LockError(HubError, ValueError):
+    """A load under a lock file asked for what the lock does not pin (another name or tag)."""
+
+
+class LockFileError(LockError):
+    """A lock file does not follow its format; the message gives the file and line."""
+
+
+class LockDriftError(LockError):
+    """An installed plugin's spec no longer matches the lock file: raised before any
+    download, naming each difference."""
 
 
 class PluginWarning(UserWarning):

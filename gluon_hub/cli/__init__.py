@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "gluon_hub.cli.catalog",
     "gluon_hub.cli.registry",
     "gluon_hub.cli.cache",
+    "gluon_hub.cli.lock",
     "gluon_hub.cli.publishing",
     "gluon_hub.cli.plugin_tools",
 )

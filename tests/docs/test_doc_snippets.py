@@ -115,6 +115,11 @@ SNIPPETS: dict[str, dict[str, str]] = {
         "bash scripts/build-wheels.sh                       # dist/gluon_hub-*.whl, dist/gluon_cv_core-*.whl ...":
             "builds every wheel (the package index for setuptools, minutes); tests/core/test_install_hint.py runs it",
     },
+    "docs/lock.md": {
+        "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock": RUN,
+        "gluon-hub lock --check -o gluon-hub.lock": RUN,
+        'net = gluon_hub.load("resnet50_v1d", pretrained=True, lock="gluon-hub.lock")': NETWORK,
+    },
     "docs/publishing.md": {
         "net = train_my_textcnn()                       # any trained gluon Block": READERS,
         "gluon-hub publish textcnn.params --name my_textcnn --out site/ \\": READERS,
@@ -165,6 +170,10 @@ SNIPPETS: dict[str, dict[str, str]] = {
 
 #: (document, snippet) -> the snippet of that document to run first, in the same folder
 AFTER = {
+    ("docs/lock.md", "gluon-hub lock --check -o gluon-hub.lock"):
+        "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock",
+    ("docs/lock.md", 'net = gluon_hub.load("resnet50_v1d", pretrained=True, lock="gluon-hub.lock")'):
+        "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock",
     ("README.md", "python -m gluon_cv_core.scripts.train --model mobilenet0.25 --pretrained --classes 2 \\"):
         'photos = {"person": [np.asarray(Image.open(matplotlib.cbook.get_sample_data("grace_hopper.jpg")))],',
 }
