@@ -115,6 +115,20 @@ SNIPPETS: dict[str, dict[str, str]] = {
         "bash scripts/build-wheels.sh                       # dist/gluon_hub-*.whl, dist/gluon_cv_core-*.whl ...":
             "builds every wheel (the package index for setuptools, minutes); tests/core/test_install_hint.py runs it",
     },
+    "docs/onnx.md": {
+        'gluon_hub.export("resnet50_v1d", "r50.onnx", format="onnx", pretrained=True,': NETWORK,
+        "gluon-hub info mobilenet1.0                # the last line is the ONNX row": RUN,
+        "gluon-hub list --portable                  # only the measured, exportable models": RUN,
+        "gluon_hub.list_models(portable=True)": RUN,
+        "gluon-hub portability mobilenet0.25 cifar_resnet20_v1   # measure and print these models' rows": RUN,
+        "gluon-hub portability --per-family --write    # the smallest model of each family (factory), stored":
+            "rewrites the installed plugins' portability.json (minutes); "
+            "plugins/gluon-hub-deploy/tests/test_portability_command.py runs --write on a throwaway plugin",
+        "gluon-hub portability --missing --write       # everything not yet measured on its current spec":
+            "rewrites the installed plugins' portability.json (an hour for the whole zoo)",
+        "gluon-hub registry build                      # copy the rows into registry.json":
+            "rewrites the checkout's registry.json; .ci/run runs 'registry check'",
+    },
     "docs/lock.md": {
         "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock": RUN,
         "gluon-hub lock --check -o gluon-hub.lock": RUN,
