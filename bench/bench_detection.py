@@ -79,7 +79,7 @@ def compare(name: str, side: int, rounds: int, iters: int) -> dict[str, float]:
 
 def preset_pairs() -> list[tuple[str, object, object]]:
     """(name, ours, GluonCV's) validation presets at each family's default size."""
-    from gluon_cv_core.data import detection_presets as ours
+    from gluon_cv_core.detection import presets as ours
 
     from gluoncv.data.transforms import presets
 

@@ -8,7 +8,7 @@ them, ours loads them strictly, and the outputs are checked to agree) in one pro
 hybridized with static memory. GluonCV's semantic models upsample to a size fixed when they are
 built, so they are built for the benchmark's input side.
 
-The multi-scale table runs :class:`gluon_cv_core.segmentation_eval.MultiScaleEvaluator` on our
+The multi-scale table runs :class:`gluon_cv_core.segmentation.multiscale.MultiScaleEvaluator` on our
 ``fcn_resnet50_voc`` and GluonCV's ``MultiEvalModel`` on its own, same weights, same image,
 GluonCV's six scales (three with ``--quick``) with flipping, after checking that the summed scores agree.
 
@@ -89,7 +89,7 @@ def compare(name: str, side: int, rounds: int, iters: int) -> dict[str, float]:
 def compare_multi_scale(shape: tuple[int, int], base_size: int, crop_size: int, scales: list[float],
                         rounds: int) -> dict[str, float]:
     """Multi-scale, flipped evaluation of one image: ours against GluonCV's ``MultiEvalModel``."""
-    from gluon_cv_core.segmentation_eval import MultiScaleEvaluator
+    from gluon_cv_core.segmentation.multiscale import MultiScaleEvaluator
     from gluon_hub.compat import mx
 
     from gluoncv.model_zoo.segbase import MultiEvalModel

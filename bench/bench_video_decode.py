@@ -32,8 +32,8 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=120)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
-    from gluon_cv_core.data.video_clips import ClipSampler
-    from gluon_cv_core.data.video_datasets import VideoClassification, VideoItem
+    from gluon_cv_core.action.clips import ClipSampler
+    from gluon_cv_core.datasets.video import VideoClassification, VideoItem
 
     from gluoncv.data import VideoClsCustom
 

@@ -20,7 +20,7 @@ fi
 # their own: after the rest of the vision suite in one process (some 1,400 tests),
 # oneDNN's AVX-512 kernels once crashed the hub's P3D (README, "Known issues"), while the
 # video tests alone, and the 3D stress test, run clean. Every part runs; any failure fails.
-video=plugins/gluon-cv-core/tests/video
+video=plugins/gluon-cv-core/tests/action
 status=0
 for part in tests "plugins/gluon-cv-core --ignore=$video" "$video" plugins/gluon-nlp-core \
         plugins/gluon-contrib plugins/gluon-hub-deploy; do

@@ -24,7 +24,7 @@ MODEL = "cifar_resnet20_v1"
 
 
 def _mxnet_preprocessing(name, image):
-    from gluon_cv_core.data.transforms import eval_transform
+    from gluon_cv_core.classification.transforms import eval_transform
 
     return eval_transform(name)(mx.nd.array(image, dtype="uint8")).asnumpy()
 

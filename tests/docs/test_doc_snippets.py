@@ -69,7 +69,7 @@ SNIPPETS: dict[str, dict[str, str]] = {
         'GLUON_HUB_API = ">=1,<2"': RUN,
         'photos = {"person": [np.asarray(Image.open(matplotlib.cbook.get_sample_data("grace_hopper.jpg")))],':
             RUN,  # the fine-tuning photographs, from the [demo] extra
-        "python -m gluon_cv_core.scripts.train --model mobilenet0.25 --pretrained --classes 2 \\": NETWORK,
+        "python -m gluon_cv_core.classification.train --model mobilenet0.25 --pretrained --classes 2 \\": NETWORK,
         "ls finetuned": "lists what the training run above writes",
         "gluon-hub predict mobilenet0.25 photos/val/person/0.jpg \\":
             "needs the training run above; plugins/gluon-cv-core/tests/test_finetune_heads.py runs these steps",
@@ -159,12 +159,12 @@ SNIPPETS: dict[str, dict[str, str]] = {
         'test = gluon_hub.load_dataset("cifar10", segment="test")            # through the cache': NETWORK,
         'gluon_hub.export("resnet50_v1d", "deploy/resnet50_v1d", pretrained=True)': NETWORK,
         "gluon-hub predict resnet50_v1d cat.jpg dog.png --topk 5 --pretrained   # downloads the weights once":
-            "needs the reader's images; tests/test_predict_and_scripts.py runs predict on generated ones",
-        "python -m gluon_cv_core.scripts.train --model resnet50_v1d --data-dir ~/imagenet \\": TRAINS,
-        "python -m gluon_cv_core.scripts.launch -n 4 -s 4 -H hosts --launcher ssh \\": "needs four machines",
-        "python -m gluon_cv_core.scripts.train_detection --model ssd_512_resnet50_v1_voc --dataset voc \\": TRAINS,
-        "python -m gluon_cv_core.scripts.train_segmentation --model fcn_resnet50_voc --dataset voc_aug \\": TRAINS,
-        "python -m gluon_cv_core.scripts.train_instance --model mask_rcnn_fpn_resnet50_v1b_coco --dataset coco \\": TRAINS,
+            "needs the reader's images; tests/classification/test_predict_and_scripts.py runs predict on generated ones",
+        "python -m gluon_cv_core.classification.train --model resnet50_v1d --data-dir ~/imagenet \\": TRAINS,
+        "python -m gluon_cv_core.launch -n 4 -s 4 -H hosts --launcher ssh \\": "needs four machines",
+        "python -m gluon_cv_core.detection.train --model ssd_512_resnet50_v1_voc --dataset voc \\": TRAINS,
+        "python -m gluon_cv_core.segmentation.train --model fcn_resnet50_voc --dataset voc_aug \\": TRAINS,
+        "python -m gluon_cv_core.detection.train_instance --model mask_rcnn_fpn_resnet50_v1b_coco --dataset coco \\": TRAINS,
         "python -m pytest plugins/gluon-cv-core/tests -q": "the plugin's whole test suite (its own CI step)",
     },
     "plugins/gluon-nlp-core/README.md": {
@@ -188,7 +188,7 @@ AFTER = {
         "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock",
     ("docs/lock.md", 'net = gluon_hub.load("resnet50_v1d", pretrained=True, lock="gluon-hub.lock")'):
         "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock",
-    ("README.md", "python -m gluon_cv_core.scripts.train --model mobilenet0.25 --pretrained --classes 2 \\"):
+    ("README.md", "python -m gluon_cv_core.classification.train --model mobilenet0.25 --pretrained --classes 2 \\"):
         'photos = {"person": [np.asarray(Image.open(matplotlib.cbook.get_sample_data("grace_hopper.jpg")))],',
 }
 

@@ -9,14 +9,14 @@ GLUON_HUB_API = ">=1,<2"
 
 @hookimpl
 def gluon_hub_models():
-    from ._action_specs import action_specs
-    from ._depth_specs import depth_specs
-    from ._detection_specs import detection_specs
-    from ._int8_specs import int8_specs
-    from ._model_specs import model_specs
-    from ._pose_specs import pose_specs
-    from ._segmentation_specs import segmentation_specs
-    from ._tracking_specs import tracking_specs
+    from .action.specs import action_specs
+    from .classification.specs import model_specs
+    from .common.int8_specs import int8_specs
+    from .depth.specs import depth_specs
+    from .detection.specs import detection_specs
+    from .pose.specs import pose_specs
+    from .segmentation.specs import segmentation_specs
+    from .tracking.specs import tracking_specs
 
     return (model_specs() + detection_specs() + segmentation_specs() + pose_specs() + action_specs()
             + depth_specs() + tracking_specs() + int8_specs())
@@ -24,7 +24,7 @@ def gluon_hub_models():
 
 @hookimpl
 def gluon_hub_datasets():
-    from ._data_specs import dataset_specs
+    from .datasets.specs import dataset_specs
 
     return dataset_specs()
 

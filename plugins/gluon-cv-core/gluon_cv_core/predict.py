@@ -127,8 +127,8 @@ def predict(
     import gluon_hub
     from gluon_hub.compat import mx
 
-    from .data.images import read_image
-    from .data.transforms import eval_transform
+    from .classification.transforms import eval_transform
+    from .common.images import read_image
 
     if topk < 1 or batch_size < 1:
         raise ValueError("--topk and --batch-size must be at least 1")
@@ -181,7 +181,7 @@ def _network(spec: Any, pretrained: bool | str, params: str | None, ctx: Any, kw
 
 def _detect(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
     """Detectors: one JSON object of boxes per image and, with ``--out``, the picture of them."""
-    from .detection_predict import detect, draw_detections
+    from .detection.predict import detect, draw_detections
 
     return print_each_image(args, spec, pretrained, ctx, detect, draw_detections, "detections", "a detector")
 
@@ -261,14 +261,14 @@ def _print_top(args: argparse.Namespace, results: list[list[tuple[str, float]]])
     sys.stdout.flush()
 
 
-#: tasks whose module beside this one has ``run(args, spec, pretrained, ctx) -> exit code``
+#: tasks whose module in the task's package has ``run(args, spec, pretrained, ctx) -> exit code``
 _TASK_MODULES = {
-    "semantic-segmentation": "segmentation_predict",
-    "instance-segmentation": "instance_predict",
-    "pose-estimation": "pose_predict",
-    "action-recognition": "action_predict",
-    "depth-estimation": "depth_predict",
-    "object-tracking": "tracking_predict",
+    "semantic-segmentation": "segmentation.predict",
+    "instance-segmentation": "detection.instance_predict",
+    "pose-estimation": "pose.predict",
+    "action-recognition": "action.predict",
+    "depth-estimation": "depth.predict",
+    "object-tracking": "tracking.predict",
 }
 
 
@@ -282,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.model_file:
         raise ValueError("--model-file is the exported file that --runtime onnx runs; add --runtime onnx")
-    from ._devices import contexts
+    from .common.devices import contexts
 
     ctx = contexts(args.ctx)[0]
     if args.random_weights:

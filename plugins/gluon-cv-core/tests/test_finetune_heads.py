@@ -213,7 +213,7 @@ def test_train_pretrained_on_two_classes_then_predict_their_names(mirror, tmp_pa
     install_plugin(tmp_path / "site", [spec])
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "OMP_NUM_THREADS": "1"}
     data, out = _folder(tmp_path / "colours"), tmp_path / "out"
-    train = _run(["-m", "gluon_cv_core.scripts.train", "--model", "published/cifar_resnet20_v1", "--pretrained",
+    train = _run(["-m", "gluon_cv_core.classification.train", "--model", "published/cifar_resnet20_v1", "--pretrained",
                   "--classes", "2", "--data-dir", str(data), "--batch-size", "4", "-j", "0", "--num-epochs", "1",
                   "--lr", "1e-9", "--log-interval", "0", "--save-dir", str(out)], env)
     assert train.returncode == 0, train.stderr
@@ -244,9 +244,9 @@ def test_the_segmentation_scripts_start_from_published_weights_on_other_classes(
     the scripts' network keeps every published parameter but the class heads."""
     import argparse
 
-    from gluon_cv_core.models.segmentation.classes import VOC_CLASSES
-    from gluon_cv_core.scripts._common import Checkpoints
-    from gluon_cv_core.scripts._segmentation import build_segmenter
+    from gluon_cv_core.common.training import Checkpoints
+    from gluon_cv_core.segmentation._script import build_segmenter
+    from gluon_cv_core.segmentation.classes import VOC_CLASSES
 
     spec, saved = publish_random("fastscnn_citys", mirror, (3, 64, 64))
     args = argparse.Namespace(model=register(spec), pretrained=True, aux=None)

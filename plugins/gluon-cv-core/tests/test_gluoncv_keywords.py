@@ -294,8 +294,8 @@ def test_monodepth2_takes_more_input_frames_and_starts_its_encoder_as_gluoncv() 
     ResNet into the encoder, the stem's kernel repeated per frame and divided by their count."""
     import numpy as np
 
-    from gluon_cv_core.models.depth.monodepth2 import monodepth2_posenet
-    from gluon_cv_core.models.resnetv1b import resnet_v1b
+    from gluon_cv_core.common.backbones.resnetv1b import resnet_v1b
+    from gluon_cv_core.depth.models.monodepth2 import monodepth2_posenet
 
     depth = gluon_hub.load("monodepth2_resnet18_kitti_mono_640x192", num_input_images=2)
     assert len(depth(mx.nd.zeros((1, 6, 64, 96)))) == 4

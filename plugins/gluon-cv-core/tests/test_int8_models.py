@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import gluon_hub
-from gluon_cv_core._int8_specs import recorded_ranges
+from gluon_cv_core.common.int8_specs import recorded_ranges
 from gluon_hub import FileRef, WeightVariant, hookimpl
 from gluon_hub.compat import mx
 from gluon_hub_deploy._quantize import _graph, int8_operators
@@ -168,7 +168,7 @@ def _gluoncv_symbol(name):
 
 
 def test_recorded_ranges_and_segments_are_those_of_gluoncvs_symbol_files():
-    from gluon_cv_core._int8_specs import _recorded
+    from gluon_cv_core.common.int8_specs import _recorded
 
     for name in INT8:
         text, recorded = _gluoncv_symbol(name), _recorded()[name]

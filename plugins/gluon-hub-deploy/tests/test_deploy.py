@@ -138,7 +138,7 @@ def photo(tmp_path_factory) -> tuple[np.ndarray, dict[str, Path]]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_image_preprocessing_is_the_python_presets(projects, weights, photo, lang, tmp_path):
-    from gluon_cv_core.data.transforms import eval_transform
+    from gluon_cv_core.classification.transforms import eval_transform
 
     image, files = photo
     dump = tmp_path / "input.f32"

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.data.depth_metrics import (
+from gluon_cv_core.datasets.kitti import KITTI_INTRINSICS, KITTIRawDepth, read_split, velodyne_depth_map
+from gluon_cv_core.depth.metrics import (
     DepthErrors,
     compute_errors,
     eigen_crop_mask,
     evaluate_image,
     resize_bilinear,
 )
-from gluon_cv_core.data.kitti_depth import KITTI_INTRINSICS, KITTIRawDepth, read_split, velodyne_depth_map
 
 DRIVE = "2011_09_26/2011_09_26_drive_0001_sync"
 #: focal length and principal point of the fixture's rectified camera 2 (1242 x 375, as KITTI's)

@@ -8,16 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cv_testlib.detection import randomize
 from PIL import Image
 
-from gluon_cv_core.depth_predict import colorize
+from gluon_cv_core.depth.predict import colorize
 from gluon_cv_core.predict import main as predict_main
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
-
-from detection_testlib import randomize
 
 MODEL = "monodepth2_resnet18_kitti_stereo_640x192"
 POSE = "monodepth2_resnet18_posenet_kitti_mono_640x192"

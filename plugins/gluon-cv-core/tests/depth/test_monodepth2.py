@@ -9,13 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import gluon_hub
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-
-from detection_testlib import (
+from cv_testlib.detection import (
     assert_gluoncv_file,
     assert_same,
     assert_same_training_state,
@@ -24,6 +18,11 @@ from detection_testlib import (
     running_stats,
     strictly_loaded,
 )
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
 pytestmark = pytest.mark.parity
 
@@ -78,7 +77,7 @@ def test_parameter_names_shapes_and_count_match_gluoncv(name: str) -> None:
 
 @pytest.mark.parametrize("backbone", ["resnet34"])
 def test_other_encoders_match_gluoncv_too(backbone: str) -> None:
-    from gluon_cv_core.models.depth.monodepth2 import monodepth2
+    from gluon_cv_core.depth.models.monodepth2 import monodepth2
 
     from gluoncv.model_zoo.monodepthv2 import get_monodepth2
 
@@ -188,7 +187,7 @@ def test_inputs_the_decoder_cannot_take_are_refused_with_their_shape() -> None:
 
 
 def test_unknown_backbones_and_scales_are_named() -> None:
-    from gluon_cv_core.models.depth.monodepth2 import monodepth2
+    from gluon_cv_core.depth.models.monodepth2 import monodepth2
 
     for backbone in ("resnet20", "resnet50"):  # GluonCV's resnet50 encoder does not fit its decoder
         with pytest.raises(ValueError, match=f"{backbone}.*known: resnet18, resnet34"):

@@ -9,13 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import gluon_hub
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-
-from detection_testlib import (
+from cv_testlib.detection import (
     assert_same,
     build_ours,
     empty_mirror,
@@ -26,6 +20,11 @@ from detection_testlib import (
     strictly_loaded,
     structure,
 )
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
 pytestmark = pytest.mark.parity
 
@@ -199,7 +198,7 @@ def test_pretrained_base_fetches_the_backbone_through_the_cache(tmp_path, monkey
 
 
 def test_bad_backbone_and_classes_are_refused() -> None:
-    from gluon_cv_core.models.detection.center_net import center_net
+    from gluon_cv_core.detection.models.center_net import center_net
 
     with pytest.raises(ValueError, match="known: resnet18_v1b"):
         center_net("resnet34_v1b")

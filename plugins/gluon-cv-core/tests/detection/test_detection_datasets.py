@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core._data_specs import dataset_specs
-from gluon_cv_core.data.detection_datasets import (
+from gluon_cv_core.datasets.detection import (
     COCODetection,
     LstDetection,
     RecordFileDetection,
@@ -27,7 +26,8 @@ from gluon_cv_core.data.detection_datasets import (
     parse_packed_label,
     voc,
 )
-from gluon_cv_core.models.detection.classes import COCO_CLASSES, VOC_CLASSES
+from gluon_cv_core.datasets.specs import dataset_specs
+from gluon_cv_core.detection.classes import COCO_CLASSES, VOC_CLASSES
 from gluon_hub.compat import mx
 
 from gluoncv.data import (

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.data.detection_datasets import COCODetection
-from gluon_cv_core.data.detection_metrics import COCODetectionMetric, VOC07MApMetric, VOCMApMetric
-from gluon_cv_core.data.detection_presets import centernet_inverse_affine
-from gluon_cv_core.models.detection.classes import COCO_CLASSES
+from gluon_cv_core.datasets.detection import COCODetection
+from gluon_cv_core.detection.classes import COCO_CLASSES
+from gluon_cv_core.detection.metrics import COCODetectionMetric, VOC07MApMetric, VOCMApMetric
+from gluon_cv_core.detection.presets import centernet_inverse_affine
 from gluon_hub.compat import mx
 
 from gluoncv.data import COCODetection as GluonCOCO

@@ -8,16 +8,15 @@ import sys
 
 import numpy as np
 import pytest
+from cv_testlib.detection import build_ours, randomize
 from PIL import Image
 
 import gluon_hub
-from gluon_cv_core.data.images import read_image
-from gluon_cv_core.detection_predict import class_colour, detect, to_input
-from gluon_cv_core.models.detection.classes import VOC_CLASSES
+from gluon_cv_core.common.images import read_image
+from gluon_cv_core.detection.classes import VOC_CLASSES
+from gluon_cv_core.detection.predict import class_colour, detect, to_input
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
-
-from detection_testlib import build_ours, randomize
 
 MODEL = "ssd_300_mobilenet0.25_voc"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gluon_cv_core.data.detection_presets import (
+from gluon_cv_core.detection.presets import (
     MEAN,
     STD,
     CenterNetTrainTransform,

@@ -11,13 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import gluon_hub
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-
-from detection_testlib import (
+from cv_testlib.detection import (
     assert_same,
     build_ours,
     empty_mirror,
@@ -31,6 +25,11 @@ from detection_testlib import (
     strictly_loaded,
     structure,
 )
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
 pytestmark = pytest.mark.parity
 
@@ -52,7 +51,7 @@ CUSTOM_FPN_SCRIPT_DEFAULTS = dict(
 
 def _reference(name: str):
     """GluonCV's model; ``*_custom`` constructors get the VOC classes our specs default to."""
-    from gluon_cv_core.models.detection.classes import VOC_CLASSES
+    from gluon_cv_core.detection.classes import VOC_CLASSES
 
     if name == "custom_faster_rcnn_fpn":
         from gluoncv.model_zoo.rcnn.faster_rcnn.faster_rcnn import custom_faster_rcnn_fpn

@@ -12,15 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import gluon_hub
-from gluon_cv_core.models.detection.classes import VOC_CLASSES
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
-
-from detection_testlib import (
+from cv_testlib.detection import (
     assert_same,
     build_ours,
     empty_mirror,
@@ -33,6 +25,13 @@ from detection_testlib import (
     running_stats,
     strictly_loaded,
 )
+
+import gluon_hub
+from gluon_cv_core.detection.classes import VOC_CLASSES
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
+from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
 pytestmark = pytest.mark.parity
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cv_testlib.detection import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
 
-from gluon_cv_core.data.detection_datasets import VOCDetection
-from gluon_cv_core.detection_training import TrainingSamples, recipe_for
-from gluon_cv_core.detection_training.center_net import (
+from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.detection.training import TrainingSamples, recipe_for
+from gluon_cv_core.detection.training.center_net import (
     CenterNetRecipe,
     center_net_targets,
     heatmap_focal_loss,
@@ -24,8 +25,6 @@ from gluon_hub.compat import mx
 
 from gluoncv.loss import HeatmapFocalLoss, MaskedL1Loss  # test-only reference
 from gluoncv.model_zoo.center_net.target_generator import CenterNetTargetGenerator
-
-from detection_testlib import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 
@@ -80,7 +79,7 @@ def test_train_transform_targets_follow_the_preset_boxes_and_equal_gluoncv(tmp_p
     sample = transform(image, label)
     assert sample[0].shape == (3, SIZE, SIZE)
     # the same preset draws, without targets: the boxes the targets were made from
-    from gluon_cv_core.data.detection_presets import CenterNetTrainTransform
+    from gluon_cv_core.detection.presets import CenterNetTrainTransform
 
     _, boxes = CenterNetTrainTransform(SIZE, SIZE, scale_factor=4, seed=3)(image, label)
     expected = CenterNetTargetGenerator(len(SHAPE_CLASSES), SIZE // 4, SIZE // 4)(boxes[:, :4], boxes[:, 4:5])

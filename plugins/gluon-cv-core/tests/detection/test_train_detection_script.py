@@ -9,12 +9,11 @@ import sys
 
 import numpy as np
 import pytest
+from cv_testlib.detection import SHAPE_CLASSES, write_shapes_voc
 
-from gluon_cv_core.detection_training.recipe import pad_images_and_labels
-from gluon_cv_core.scripts import eval_detection, train_detection
+from gluon_cv_core.detection import evaluate as eval_detection, train as train_detection
+from gluon_cv_core.detection.training.recipe import pad_images_and_labels
 from gluon_hub.compat import mx
-
-from detection_testlib import SHAPE_CLASSES, write_shapes_voc
 
 MODEL = "center_net_resnet18_v1b_voc"  # the cheapest detector to train on a CPU
 
@@ -33,7 +32,7 @@ def test_train_then_evaluate_the_saved_weights(tmp_path) -> None:
          "--log-interval", "0"])
     history = train_detection.train(args)
     assert [r["epoch"] for r in history] == [1, 2]
-    from gluon_cv_core.detection_training.center_net import CenterNetRecipe
+    from gluon_cv_core.detection.training.center_net import CenterNetRecipe
 
     for record in history:
         assert all(math.isfinite(record[name]) and record[name] > 0 for name in CenterNetRecipe.loss_names)
@@ -42,7 +41,7 @@ def test_train_then_evaluate_the_saved_weights(tmp_path) -> None:
     assert sorted(p.name for p in save.iterdir()) == [f"{MODEL}-0002.params", f"{MODEL}-best.params"]
 
     # the evaluation script scores the saved weights exactly as training's last validation did
-    out = subprocess.run([sys.executable, "-m", "gluon_cv_core.scripts.eval_detection", "--model", MODEL,
+    out = subprocess.run([sys.executable, "-m", "gluon_cv_core.detection.evaluate", "--model", MODEL,
                           "--params", str(save / f"{MODEL}-0002.params"), *data_args(root), "--json"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -12,10 +12,11 @@ import pickle
 
 import numpy as np
 import pytest
+from cv_testlib.detection import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
 
-from gluon_cv_core.data.detection_datasets import VOCDetection
-from gluon_cv_core.detection_training import TrainingSamples, recipe_for
-from gluon_cv_core.detection_training.faster_rcnn import (
+from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.detection.training import TrainingSamples, recipe_for
+from gluon_cv_core.detection.training.faster_rcnn import (
     COCO_DEFAULTS,
     VOC_DEFAULTS,
     FasterRCNNBatchify,
@@ -31,8 +32,6 @@ from gluoncv.data.transforms.presets.rcnn import FasterRCNNDefaultTrainTransform
 from gluoncv.model_zoo.rcnn.faster_rcnn.data_parallel import ForwardBackwardTask
 from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 from gluoncv.model_zoo.rcnn.rpn.rpn_target import RPNTargetGenerator
-
-from detection_testlib import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 
@@ -271,7 +270,7 @@ def test_an_uninitialized_network_is_refused_with_the_fix() -> None:
 def test_coco_schedule_warms_up_per_iteration_as_gluoncv_does() -> None:
     import argparse
 
-    from gluon_cv_core.scripts._recipe_training import fill_defaults, warmed_schedule
+    from gluon_cv_core.detection.fit import fill_defaults, warmed_schedule
 
     args = argparse.Namespace(lr=None, lr_mode=None, lr_decay=None, lr_decay_epoch=None, warmup_epochs=None,
                               warmup_lr=0.0, wd=None, momentum=None, num_epochs=None, optimizer=None,

@@ -7,17 +7,16 @@ import random
 
 import numpy as np
 import pytest
+from cv_testlib.detection import SHAPE_CLASSES, build_ours, running_stats, train_steps, write_shapes_voc
 
-from gluon_cv_core.data.detection_datasets import VOCDetection
-from gluon_cv_core.detection_training import TrainingSamples, recipe_for
-from gluon_cv_core.detection_training.ssd import SSDRecipe, SSDTargets, multibox_loss, ssd_targets
-from gluon_cv_core.models.detection.boxes import ssd_anchor_grid
+from gluon_cv_core.common.boxes import ssd_anchor_grid
+from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.detection.training import TrainingSamples, recipe_for
+from gluon_cv_core.detection.training.ssd import SSDRecipe, SSDTargets, multibox_loss, ssd_targets
 from gluon_hub.compat import mx
 
 from gluoncv.loss import SSDMultiBoxLoss
 from gluoncv.model_zoo.ssd.target import SSDTargetGenerator
-
-from detection_testlib import SHAPE_CLASSES, build_ours, running_stats, train_steps, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 

@@ -7,10 +7,11 @@ import pickle
 
 import numpy as np
 import pytest
+from cv_testlib.detection import SHAPE_CLASSES, build_ours, randomize, train_steps, write_shapes_voc
 
-from gluon_cv_core.data.detection_datasets import VOCDetection
-from gluon_cv_core.detection_training import TrainingSamples, recipe_for
-from gluon_cv_core.detection_training.yolo3 import (
+from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.detection.training import TrainingSamples, recipe_for
+from gluon_cv_core.detection.training.yolo3 import (
     MixupDetection,
     YOLO3Recipe,
     yolo3_losses,
@@ -22,8 +23,6 @@ from gluon_hub.compat import mx
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from gluoncv.loss import YOLOV3Loss
 from gluoncv.model_zoo.yolo.yolo_target import YOLOV3PrefetchTargetGenerator, YOLOV3TargetMerger
-
-from detection_testlib import SHAPE_CLASSES, build_ours, randomize, train_steps, write_shapes_voc
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 
@@ -316,7 +315,7 @@ def test_random_shape_options_are_checked_and_reach_the_recipe(net) -> None:
         YOLO3Recipe(net, data_shape=(WIDTH, HEIGHT), random_shapes=(64, 100))
     with pytest.raises(ValueError, match="random_shape_interval must be at least 1"):
         YOLO3Recipe(net, data_shape=(WIDTH, HEIGHT), random_shape_interval=0)
-    from gluon_cv_core.scripts.train_detection import _family_options, build_parser
+    from gluon_cv_core.detection.train import _family_options, build_parser
 
     parse = build_parser().parse_args
     base = ["--model", NAME, "--voc-root", "x", "--classes", "a"]

@@ -6,13 +6,12 @@ import re
 
 import numpy as np
 import pytest
+from cv_testlib.detection import SHAPE_CLASSES, write_shapes_voc
 
-from gluon_cv_core.data.detection_datasets import VOCDetection
-from gluon_cv_core.detection_training import TrainingSamples
-from gluon_cv_core.detection_training.samples import TrainingLabelWarning
+from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.detection.training import TrainingSamples
+from gluon_cv_core.detection.training.samples import TrainingLabelWarning
 from gluon_hub.compat import mx
-
-from detection_testlib import SHAPE_CLASSES, write_shapes_voc
 
 
 class ListDataset(mx.gluon.data.Dataset):

@@ -9,16 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cv_testlib.pose import SPLIT, person_keypoints as _person, write_keypoints as _write
 
-from gluon_cv_core._data_specs import dataset_specs
-from gluon_cv_core.data.keypoint_metrics import STAT_NAMES, COCOKeyPointsMetric
-from gluon_cv_core.data.keypoints import COCOKeyPoints, coco_keypoints
+from gluon_cv_core.datasets.coco_keypoints import COCOKeyPoints, coco_keypoints
+from gluon_cv_core.datasets.specs import dataset_specs
+from gluon_cv_core.pose.metrics import STAT_NAMES, COCOKeyPointsMetric
 from gluon_hub.compat import mx
 
 from gluoncv.data import COCOKeyPoints as GluonKeyPoints
 from gluoncv.utils.metrics.coco_keypoints import COCOKeyPointsMetric as GluonMetric
-
-from pose_testlib import SPLIT, person_keypoints as _person, write_keypoints as _write
 
 # COCO's per-joint OKS constants (pycocotools' kpt_oks_sigmas), for the hand-worked case
 SIGMAS = np.array([.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07, 1.07, .87, .87, .89, .89]) / 10
@@ -88,7 +87,7 @@ def test_registered_with_the_coco_archives() -> None:
     keypoints = specs["coco_keypoints"]
     assert keypoints.files == specs["coco"].files
     assert keypoints.task == "pose-estimation" and keypoints.segments == ("train", "val")
-    assert keypoints.factory == "gluon_cv_core.data.keypoints:coco_keypoints"
+    assert keypoints.factory == "gluon_cv_core.datasets.coco_keypoints:coco_keypoints"
 
 
 def _predictions(dataset: COCOKeyPoints, seed: int) -> tuple[np.ndarray, ...]:

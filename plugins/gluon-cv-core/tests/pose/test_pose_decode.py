@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gluon_cv_core.models.pose.decode import (
+from gluon_cv_core.pose.decode import (
     heatmap_peaks,
     heatmap_to_coord,
     heatmap_to_coord_affine,

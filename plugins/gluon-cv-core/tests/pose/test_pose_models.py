@@ -10,13 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import gluon_hub
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-
-from detection_testlib import (
+from cv_testlib.detection import (
     assert_gluoncv_file,
     assert_same,
     assert_same_structure,
@@ -27,6 +21,11 @@ from detection_testlib import (
     running_stats,
     strictly_loaded,
 )
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
 pytestmark = pytest.mark.parity
 
@@ -155,6 +154,6 @@ def test_training_step_matches_gluoncv(name: str, saved) -> None:
 def test_unknown_backbones_are_named_with_the_known_ones(factory: str, backbone: str) -> None:
     import importlib
 
-    build = getattr(importlib.import_module(f"gluon_cv_core.models.pose.{factory}"), factory)
+    build = getattr(importlib.import_module(f"gluon_cv_core.pose.models.{factory}"), factory)
     with pytest.raises(ValueError, match=f"{backbone}.*known: resnet18_v1b"):
         build(backbone)

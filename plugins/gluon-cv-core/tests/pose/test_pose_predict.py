@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 import gluon_hub
-from gluon_cv_core.models.pose.decode import person_boxes
-from gluon_cv_core.models.pose.keypoints import COCO_KEYPOINTS
-from gluon_cv_core.pose_predict import DEFAULT_DETECTOR, Person, crop_persons, draw_poses, estimate_poses
+from gluon_cv_core.pose.decode import person_boxes
+from gluon_cv_core.pose.keypoints import COCO_KEYPOINTS
+from gluon_cv_core.pose.predict import DEFAULT_DETECTOR, Person, crop_persons, draw_poses, estimate_poses
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 

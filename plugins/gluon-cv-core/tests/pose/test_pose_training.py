@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cv_testlib.pose import SPLIT, person_keypoints, write_keypoints, write_people
 
-from gluon_cv_core.data.keypoints import COCOKeyPoints
-from gluon_cv_core.scripts import train_pose
-from gluon_cv_core.scripts._pose import (
+from gluon_cv_core.datasets.coco_keypoints import COCOKeyPoints
+from gluon_cv_core.pose import train as train_pose
+from gluon_cv_core.pose.recipe import (
     HeatmapTargets,
     PoseTrainTransform,
     PoseValTransform,
@@ -28,8 +29,6 @@ from gluoncv.data import COCOKeyPoints as GluonKeyPoints
 from gluoncv.data.transforms.pose import flip_heatmap, get_final_preds
 from gluoncv.data.transforms.presets.simple_pose import SimplePoseDefaultTrainTransform, SimplePoseDefaultValTransform
 from gluoncv.utils.metrics.coco_keypoints import COCOKeyPointsMetric as GluonMetric
-
-from pose_testlib import SPLIT, person_keypoints, write_keypoints, write_people
 
 pytestmark = [pytest.mark.parity, pytest.mark.training]
 

@@ -13,13 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-import gluon_hub
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-
-from detection_testlib import (
+from cv_testlib.detection import (
     assert_same,
     assert_same_training_state,
     build_ours,
@@ -30,6 +24,11 @@ from detection_testlib import (
     strictly_loaded,
     structure,
 )
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
 pytestmark = pytest.mark.parity
 
@@ -137,7 +136,7 @@ def test_training_step_matches_gluoncv(saved) -> None:
 
 
 def test_a_pretrained_base_is_refused_and_a_bad_config_named() -> None:
-    from gluon_cv_core.models.segmentation.hrnet_seg import hrnet_seg
+    from gluon_cv_core.segmentation.models.hrnet_seg import hrnet_seg
 
     with pytest.raises(ValueError, match="pretrained_base"):
         hrnet_seg(pretrained_base=True)

@@ -18,8 +18,7 @@ import scipy.io
 from PIL import Image
 from pycocotools import mask as coco_mask
 
-from gluon_cv_core._data_specs import dataset_specs
-from gluon_cv_core.data.segmentation_datasets import (
+from gluon_cv_core.datasets.segmentation import (
     ADE20KSegmentation,
     CitySegmentation,
     COCOInstance,
@@ -27,12 +26,13 @@ from gluon_cv_core.data.segmentation_datasets import (
     VOCAugSegmentation,
     VOCSegmentation,
 )
-from gluon_cv_core.data.segmentation_transforms import (
+from gluon_cv_core.datasets.specs import dataset_specs
+from gluon_cv_core.detection.classes import COCO_CLASSES
+from gluon_cv_core.segmentation.transforms import (
     SegmentationTestTransform,
     SegmentationTrainTransform,
     SegmentationValTransform,
 )
-from gluon_cv_core.models.detection.classes import COCO_CLASSES
 from gluon_hub import load_dataset
 from gluon_hub.compat import mx
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gluon_cv_core.segmentation_eval import MultiScaleEvaluator, first_output, main_prediction, window_starts
+from gluon_cv_core.segmentation.multiscale import MultiScaleEvaluator, first_output, main_prediction, window_starts
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gluon_cv_core.data.segmentation_metrics import IGNORE_LABEL, SegmentationMetric, confusion_matrix
+from gluon_cv_core.segmentation.metrics import IGNORE_LABEL, SegmentationMetric, confusion_matrix
 from gluon_hub.compat import mx
 
 from gluoncv.utils.metrics import SegmentationMetric as GluonMetric

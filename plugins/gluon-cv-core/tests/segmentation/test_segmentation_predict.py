@@ -10,17 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cv_testlib.detection import randomize
 from PIL import Image
 
 import gluon_hub
-from gluon_cv_core.models.segmentation.classes import VOC_CLASSES
-from gluon_cv_core.segmentation_predict import ALPHA, class_shares, palette
+from gluon_cv_core.segmentation.classes import VOC_CLASSES
+from gluon_cv_core.segmentation.predict import ALPHA, class_shares, palette
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
-
-from detection_testlib import randomize
 
 MODEL = "fcn_resnet50_voc"
 

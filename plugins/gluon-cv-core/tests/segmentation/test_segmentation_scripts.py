@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.data.segmentation_datasets import VOCSegmentation
-from gluon_cv_core.data.segmentation_transforms import SegmentationValTransform
-from gluon_cv_core.models.segmentation.classes import VOC_CLASSES
-from gluon_cv_core.scripts import eval_segmentation, train_segmentation
-from gluon_cv_core.scripts._common import seed_everything
-from gluon_cv_core.scripts._segmentation import PolySchedule, build_segmenter, output_weights, segmentation_loss
+from gluon_cv_core.common.training import seed_everything
+from gluon_cv_core.datasets.segmentation import VOCSegmentation
+from gluon_cv_core.segmentation import evaluate as eval_segmentation, train as train_segmentation
+from gluon_cv_core.segmentation._script import PolySchedule, build_segmenter, output_weights, segmentation_loss
+from gluon_cv_core.segmentation.classes import VOC_CLASSES
+from gluon_cv_core.segmentation.transforms import SegmentationValTransform
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: F401  (test-only reference; after the compat shim)
@@ -122,7 +122,7 @@ def test_train_lowers_the_loss_and_eval_scores_the_saved_weights(tmp_path, capsy
 
     # the evaluation script, in a subprocess, scores the saved weights as training's last validation did
     weights = str(save / f"{MODEL}-0003.params")
-    done = subprocess.run([sys.executable, "-m", "gluon_cv_core.scripts.eval_segmentation", "--model", MODEL,
+    done = subprocess.run([sys.executable, "-m", "gluon_cv_core.segmentation.evaluate", "--model", MODEL,
                            "--params", weights, *data_args(root), "--mode", "val", "--json"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

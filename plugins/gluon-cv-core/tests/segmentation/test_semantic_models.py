@@ -18,13 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-
-import gluon_hub
-from gluon_hub.compat import mx
-
-import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-
-from detection_testlib import (
+from cv_testlib.detection import (
     assert_same,
     assert_same_training_state,
     build_ours,
@@ -36,6 +30,11 @@ from detection_testlib import (
     strictly_loaded,
     structure,
 )
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 
 pytestmark = pytest.mark.parity
 
@@ -262,7 +261,7 @@ def test_training_step_matches_gluoncv(name: str, saved) -> None:
 
 @pytest.mark.parametrize("backbone, file", [("resnet101", "resnet101_v1s"), ("resnest50", "resnest50")])
 def test_pretrained_base_comes_through_the_hub_cache(backbone: str, file: str, monkeypatch, tmp_path) -> None:
-    from gluon_cv_core.models.segmentation.deeplab import deeplab
+    from gluon_cv_core.segmentation.models.deeplab import deeplab
 
     with empty_mirror(monkeypatch, tmp_path) as paths:
         with pytest.raises(Exception, match=file):  # the mirror has nothing
@@ -271,7 +270,7 @@ def test_pretrained_base_comes_through_the_hub_cache(backbone: str, file: str, m
 
 
 def test_an_unknown_backbone_or_dataset_names_the_choices() -> None:
-    from gluon_cv_core.models.segmentation.fcn import fcn
+    from gluon_cv_core.segmentation.models.fcn import fcn
 
     with pytest.raises(ValueError, match="resnest269"):
         fcn("resnet51", "voc")

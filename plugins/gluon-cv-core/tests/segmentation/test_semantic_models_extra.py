@@ -8,17 +8,16 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from cv_testlib.detection import random_input
 
 from gluon_hub.compat import mx
-
-from detection_testlib import random_input
 
 pytestmark = pytest.mark.slow
 
 
 def _factory(path: str):
     module, _, function = path.partition(":")
-    return getattr(importlib.import_module(f"gluon_cv_core.models.segmentation.{module}"), function)
+    return getattr(importlib.import_module(f"gluon_cv_core.segmentation.models.{module}"), function)
 
 
 @pytest.mark.parametrize("factory, sizes", [
@@ -48,7 +47,7 @@ def test_an_unpublished_pretrained_base_is_refused(factory: str, message: str) -
 
 
 def test_deeplab_v3b_plus_names_its_only_backbone() -> None:
-    from gluon_cv_core.models.segmentation.deeplab_plus import deeplab_v3b_plus
+    from gluon_cv_core.segmentation.models.deeplab_plus import deeplab_v3b_plus
 
     with pytest.raises(ValueError, match="wideresnet"):
         deeplab_v3b_plus("resnet50")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.data.otb import (
+from gluon_cv_core.datasets.otb import (
     OTB2015,
     PRECISION_THRESHOLDS,
     precision_curve,

@@ -14,16 +14,15 @@ import sys
 
 import numpy as np
 import pytest
+from cv_testlib.detection import assert_same, build_ours, randomize, running_stats, strictly_loaded
 
 import gluon_hub
-from gluon_cv_core.models.tracking.siamrpn import feature_size
-from gluon_cv_core.models.tracking.tracker import SiamRPNTracker, anchor_grid
+from gluon_cv_core.tracking.models.siamrpn import feature_size
+from gluon_cv_core.tracking.tracker import SiamRPNTracker, anchor_grid
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
 from gluoncv.model_zoo.siamrpn.siamrpn_tracker import SiamRPNTracker as ReferenceTracker
-
-from detection_testlib import assert_same, build_ours, randomize, running_stats, strictly_loaded
 
 pytestmark = pytest.mark.parity
 

@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.models.tracking.siamrpn import siamrpn_alexnet_v2_otb15
-from gluon_cv_core.tracking_predict import read_frames
+from gluon_cv_core.tracking.models.siamrpn import siamrpn_alexnet_v2_otb15
+from gluon_cv_core.tracking.predict import read_frames
 from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 

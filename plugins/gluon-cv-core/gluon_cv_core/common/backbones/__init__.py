@@ -1,0 +1,1 @@
+"""Backbones several tasks build on."""

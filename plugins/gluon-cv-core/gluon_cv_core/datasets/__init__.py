@@ -1,0 +1,1 @@
+"""Datasets, one module per dataset or dataset family."""

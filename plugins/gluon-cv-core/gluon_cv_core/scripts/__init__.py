@@ -1,1 +1,0 @@
-"""Command-line training and evaluation: ``python -m gluon_cv_core.scripts.train|eval``."""

@@ -1,0 +1,1 @@
+"""Helpers of gluon-cv-core's tests."""
