@@ -1,0 +1,96 @@
+"""ONNX export of the detectors: the hub's ``box_nms`` and ``repeat`` converters against MXNet
+on tiny symbols in every mode the zoo (and MXNet's API) uses, and SSD and YOLOv3 exported by
+name with random He weights, compared as detections at two input sizes through one graph
+with free batch and spatial axes."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime
+import pytest
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+
+def _session(net, path, shape, dynamic=True):
+    gluon_hub.export(net, path, format="onnx", input_shape=shape, dynamic_batch=dynamic, dynamic_spatial=dynamic)
+    return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def _rows(rng, shape, center=False):
+    """Detection rows (class id in -1..2, score, 4 box values) with overlapping boxes."""
+    *lead, count, _ = shape
+    corner = rng.uniform(0, 20, (*lead, count, 2))
+    size = rng.uniform(2, 10, (*lead, count, 2))
+    boxes = np.concatenate([corner + size / 2, size] if center else [corner, corner + size], axis=-1)
+    ids = rng.integers(-1, 3, (*lead, count, 1))
+    return np.concatenate([ids, rng.uniform(0, 1, (*lead, count, 1)), boxes], axis=-1).astype(np.float32)
+
+
+@pytest.mark.parametrize("options", [
+    # SSD/YOLOv3: per class, the best 20 valid rows enter NMS
+    dict(overlap_thresh=0.3, topk=20, valid_thresh=0.2, id_index=0, force_suppress=False),
+    dict(overlap_thresh=0.3, topk=-1, valid_thresh=0.0, id_index=0, force_suppress=True),
+    # R-CNN proposals: no class ids, score first
+    dict(overlap_thresh=0.5, topk=-1, valid_thresh=0.1, score_index=0, coord_start=1),
+    dict(overlap_thresh=0.4, topk=10, valid_thresh=0.1, id_index=0, background_id=0, force_suppress=False),
+    dict(overlap_thresh=0.4, topk=10, valid_thresh=0.1, id_index=0, in_format="center", out_format="center"),
+], ids=["per-class-topk", "force-suppress", "no-ids", "background-id", "center"])
+def test_box_nms_matches_mxnet(tmp_path, options):
+    data = mx.sym.var("data")
+    net = mx.gluon.SymbolBlock(mx.sym.contrib.box_nms(data, **options), data)
+    width = 5 if options.get("coord_start") == 1 else 6
+    center = options.get("in_format") == "center"
+    rng = np.random.default_rng(0)
+    for lead in ((1, 50), (2, 40), (2, 3, 25)):  # box_nms takes any leading axes
+        x = _rows(rng, (*lead, 6), center)[..., 6 - width:]  # without ids: (score, box)
+        expected = net(mx.nd.array(x)).asnumpy()
+        assert (expected[..., 0] != -1).sum() > 2  # some rows survive, some do not
+        assert (expected[..., 0] == -1).sum() > 2
+        session = _session(net, tmp_path / "nms.onnx", x.shape, dynamic=False)  # the box count is fixed
+        (got,) = session.run(None, {"data": x})
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, -2])
+def test_repeat_matches_mxnet(tmp_path, axis):
+    data = mx.sym.var("data")
+    net = mx.gluon.SymbolBlock(mx.sym.repeat(data, repeats=3, axis=axis), data)
+    session = _session(net, tmp_path / "repeat.onnx", (2, 3, 4, 5))
+    for shape in [(2, 3, 4, 5), (1, 3, 6, 2)]:
+        x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+        (got,) = session.run(None, {"data": x})
+        np.testing.assert_array_equal(got, net(mx.nd.array(x)).asnumpy())
+
+
+def _detections(ids, scores, boxes):
+    """The kept detections (class id >= 0) as rows sorted by score, then id and box."""
+    rows = np.concatenate([ids, scores, boxes], axis=-1).reshape(-1, 6)
+    rows = rows[rows[:, 0] >= 0]
+    return rows[np.lexsort(rows[:, ::-1].T[:-1].tolist() + [-rows[:, 1]])] if len(rows) else rows
+
+
+@pytest.mark.parametrize("name, sizes", [
+    ("ssd_300_mobilenet0.25_voc", (300, 256)),
+    ("yolo3_mobilenet0.25_voc", (416, 320)),
+])
+def test_detector_exports_by_name(tmp_path, name, sizes):
+    """Random He weights give confident, overlapping detections: NMS has work to do, and the
+    kept detections of onnxruntime and MXNet must be the same ones, with the same values."""
+    (by_name,) = gluon_hub.export(name, tmp_path / "by-name.onnx", format="onnx")  # the spec's size
+    session = onnxruntime.InferenceSession(str(by_name), providers=["CPUExecutionProvider"])
+    assert [o.shape for o in session.get_outputs()] == [[1, 100, 1], [1, 100, 1], [1, 100, 4]]
+    net = gluon_hub.load(name)
+    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    session = _session(net, tmp_path / f"{name}.onnx", (1, 3, sizes[0], sizes[0]))
+    for size in sizes:
+        x = np.random.default_rng(size).uniform(-2, 2, size=(1, 3, size, size)).astype(np.float32)
+        expected = _detections(*[o.asnumpy() for o in net(mx.nd.array(x))])
+        got = _detections(*session.run(None, {session.get_inputs()[0].name: x}))
+        assert len(expected) >= 10, "too few detections survive to compare"
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got[:, 0], expected[:, 0])
+        for column in (slice(1, 2), slice(2, 6)):  # scores, boxes: within 1e-4 of their scale
+            scale = np.abs(expected[:, column]).max()
+            assert np.abs(got[:, column] - expected[:, column]).max() <= 1e-4 * scale
