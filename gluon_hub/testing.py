@@ -177,6 +177,7 @@ def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Fi
         if isinstance(spec, ModelSpec):
             _check_model_metadata(findings, spec)
             _check_labels(findings, spec, import_factories)
+            _check_export_graphs(findings, spec, import_factories)
         elif isinstance(spec, DatasetSpec):
             _require(findings, spec, ("task", "license"))
             for file in spec.files:
@@ -213,6 +214,26 @@ def _check_model_metadata(findings: list[Finding], spec: ModelSpec) -> None:
         findings.append(Finding(WARNING, subject, "metadata", "num_params is not declared"))
     for variant in spec.weights:
         _check_variant(findings, spec, variant)
+
+
+def _check_export_graphs(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:
+    """``export_graphs`` names a function: export imports it only when asked to write the
+    model, so a moved module would otherwise surface there first."""
+    path = spec.export_graphs
+    if path is None:
+        return
+    if not import_them:
+        _check_location(findings, spec, "export_graphs", path)
+        return
+    try:
+        build = import_object(path, f"export_graphs {path!r}")
+    except PluginError as exc:
+        findings.append(Finding(ERROR, _subject(spec), "export_graphs", str(exc)))
+        return
+    if not callable(build):
+        findings.append(Finding(ERROR, _subject(spec), "export_graphs",
+                                f"export_graphs {path!r} is a {type(build).__name__}, not a function "
+                                "(model, input_shape) -> graphs"))
 
 
 def _check_labels(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:

@@ -1,7 +1,8 @@
 """Every ``"module:attr"`` string that an installed plugin's specs name imports.
 
 Specs name their factories (models, datasets, losses, batchify functions, commands) and
-their models' class names (``InputSpec.labels``) as strings, imported on first use: a module
+their models' class names (``InputSpec.labels``) and export graphs
+(``ModelSpec.export_graphs``) as strings, imported on first use: a module
 moved without its spec following would otherwise fail only when someone loads that one name.
 This test imports them all, on every Python the suite runs on (a few seconds: one import of
 each plugin's modules), through the conformance kit's ``check_specs(import_factories=True)``,
@@ -15,7 +16,7 @@ from typing import Any
 import gluon_hub
 from gluon_hub.testing import ERROR, check_specs
 
-IMPORT_CHECKS = ("factory", "labels")
+IMPORT_CHECKS = ("factory", "labels", "export_graphs")
 
 
 def registered_specs(hub: Any) -> list[Any]:
@@ -61,6 +62,8 @@ def gluon_hub_models():
                   input=InputSpec(shape=(4,), num_classes=5, labels="tests_core_labels:LABELS")),
         ModelSpec(name="count_labels_net", factory="tests_core_models:dense_net", description="d",
                   input=InputSpec(shape=(4,), num_classes=3, labels="tests_core_labels:COUNT")),
+        ModelSpec(name="stale_graphs_net", factory="tests_core_models:dense_net", description="d",
+                  export_graphs="tests_core_gone.export:graphs"),
     ]
 
 @hookimpl
@@ -84,7 +87,7 @@ def test_a_string_that_no_longer_imports_is_reported_with_its_spec_and_the_strin
     by_spec = {e.split(" [")[0].split(None, 1)[1]: e for e in errors}
     assert set(by_spec) == {"model 'movers/moved_net'", "model 'movers/renamed_net'",
                             "model 'movers/stale_labels_net'", "model 'movers/short_labels_net'",
-                            "model 'movers/count_labels_net'",
+                            "model 'movers/count_labels_net'", "model 'movers/stale_graphs_net'",
                             "dataset 'movers/moved_data'", "loss 'movers/renamed_loss'"}, errors
     assert "'tests_core_gone.models:dense_net'" in by_spec["model 'movers/moved_net'"]
     assert "cannot import 'tests_core_gone.models'" in by_spec["model 'movers/moved_net'"]
@@ -92,6 +95,7 @@ def test_a_string_that_no_longer_imports_is_reported_with_its_spec_and_the_strin
     assert "[labels]" in by_spec["model 'movers/stale_labels_net'"]
     assert "'tests_core_gone.classes:NAMES'" in by_spec["model 'movers/stale_labels_net'"]
     assert "has 3 names but the input declares num_classes=5" in by_spec["model 'movers/short_labels_net'"]
+    assert "[export_graphs]" in by_spec["model 'movers/stale_graphs_net'"]
     assert "'tests_core_gone.data:Digits'" in by_spec["dataset 'movers/moved_data'"]
     assert "'tests_core_models' has no attribute 'OldLoss'" in by_spec["loss 'movers/renamed_loss'"]
     assert "labels 'tests_core_labels:COUNT' is a int, not a sequence" in by_spec["model 'movers/count_labels_net'"]
@@ -99,4 +103,4 @@ def test_a_string_that_no_longer_imports_is_reported_with_its_spec_and_the_strin
     located = {f.subject for f in check_specs(specs, import_factories=False)
                if f.severity == ERROR and f.check in IMPORT_CHECKS}
     assert located == {"model 'movers/moved_net'", "model 'movers/stale_labels_net'",
-                       "dataset 'movers/moved_data'"}
+                       "model 'movers/stale_graphs_net'", "dataset 'movers/moved_data'"}

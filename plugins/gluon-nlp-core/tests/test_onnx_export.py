@@ -65,26 +65,26 @@ BERT_SMALL = dict(vocab_size=50, num_layers=1, units=8, hidden_size=16, num_head
                   max_length=32)
 
 
-@pytest.mark.parametrize("name", ["bert_12_768_12", "distilbert_6_768_12"])
-def test_bert_style_models_export_with_and_without_valid_length(tmp_path, name):
-    kwargs = dict(BERT_SMALL)
-    sessions = _export(tmp_path, name, (2, 5), **kwargs)
+@pytest.mark.parametrize("name, token_types, masked", [
+    ("bert_12_768_12", True, True),  # with pooler, next-sentence and masked-LM heads
+    ("ernie_12_768_12", True, True),  # BERT with ReLU
+    ("roberta_12_768_12", False, True),
+    ("distilbert_6_768_12", False, False),
+])
+def test_bert_style_models_export_with_and_without_valid_length(tmp_path, name, token_types, masked):
+    sessions = _export(tmp_path, name, (2, 5), **BERT_SMALL)
     assert set(sessions) == {"full", "valid_length"}
-    net = _same_weights_model(name, **kwargs)
-    bert_like = name.startswith("bert")
+    net = _same_weights_model(name, **BERT_SMALL)
     for length in (5, 9):  # the sequence axis is dynamic: one file serves both
         tokens = _tokens((2, length))
         types = (_RNG.rand(2, length) > 0.5).astype("int32")
-        lengths = np.array([length, 3], dtype="int32")
-        masked = np.array([[1, 2], [0, 2]], dtype="int32")
-        for graph, valid in (("full", None), ("valid_length", lengths)):
-            inputs = [tokens] + ([types] if bert_like else [])
-            inputs += [] if valid is None else [valid]
-            inputs += [masked] if bert_like else []
-            call = [mx.nd.array(x, dtype="int32") for x in inputs]
-            if valid is None:  # the model's own call with valid_length left out
-                call.insert(2 if bert_like else 1, None)
-            want = net(*call)
+        positions = np.array([[1, 2], [0, 2]], dtype="int32")
+        for graph, valid in (("full", None), ("valid_length", np.array([length, 3], "int32"))):
+            inputs = [tokens] + [types] * token_types + ([] if valid is None else [valid])
+            inputs += [positions] * masked
+            # The model's own call, with valid_length None in its place for "full".
+            call = [tokens] + [types] * token_types + [valid] + [positions] * masked
+            want = net(*[None if x is None else mx.nd.array(x, dtype="int32") for x in call])
             want = list(want) if isinstance(want, (tuple, list)) else [want]
             _assert_close(_run(sessions[graph], *inputs), want, f"{name} {graph} at {length}")
 
@@ -126,6 +126,21 @@ def test_lstm_language_models_carry_their_states_through_two_steps(tmp_path, nam
         states = out[1:]
 
 
+def test_big_rnn_carries_its_states_at_its_export_length(tmp_path):
+    kwargs = dict(vocab_size=50, embed_size=8, hidden_size=16, projection_size=8)
+    name = "big_rnn_lm_2048_512"
+    sessions = _export(tmp_path, name, (3, 2), **kwargs)
+    net = _same_weights_model(name, **kwargs)
+    states = [s.asnumpy() for s in net.begin_state(batch_size=2)]
+    want_states = net.begin_state(batch_size=2)
+    for step in range(2):  # LSTMP layers are unrolled: the length is the exported one
+        tokens = _tokens((3, 2))
+        out = _run(sessions[name], tokens, *states)
+        want_scores, want_states = net(mx.nd.array(tokens), want_states)
+        _assert_close(out, [want_scores, *want_states], f"{name} step {step + 1}")
+        states = out[1:]
+
+
 def _flat(nested):
     if isinstance(nested, (list, tuple)):
         return [leaf for item in nested for leaf in _flat(item)]
@@ -151,7 +166,6 @@ def test_transformer_exports_an_encoder_and_a_decoder_step(tmp_path):
             prefix = np.concatenate([prefix, scores[0].argmax(-1).astype("int32")[:, None]], 1)
 
 
-@pytest.mark.slow
 def test_elmo_exports_with_its_states_at_a_fixed_length(tmp_path):
     kwargs = dict(filters=((1, 4), (2, 4)), char_embed_size=4)
     name = "elmo_2x1024_128_2048cnn_1xhighway"
