@@ -264,6 +264,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
         where = f"operator {node['op']} (node {node['name']}, attributes {node.get('attrs', {})})" if node else "a node"
         raise OnnxExportError(f"{model_name} cannot be exported to ONNX: mxnet.onnx failed on {where}: "
                               f"{error}; {_alternatives(model_name)}") from error
+    _outputs_in_symbol_order(graph, sym)
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)],
                                    producer_name="gluon-hub")
     _weights_out_of_inputs(model)
@@ -271,6 +272,24 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     partial = target.with_name(f".{target.name}.partial")
     onnx.save(model, str(partial))
     os.replace(partial, target)
+
+
+def _outputs_in_symbol_order(graph: Any, sym: Any) -> None:
+    """Order the graph's outputs as the model returns them.
+
+    ``mxnet.onnx`` lists them in the order it converts their nodes, which differs from the
+    symbol's for models whose outputs come from several branches (ICNet's auxiliary heads).
+    Its ONNX names are the symbol's output names without ``_output`` (``x_output1`` -> ``x1``).
+    """
+    import re
+
+    order = {}
+    for index, name in enumerate(sym.list_outputs()):
+        match = re.fullmatch(r"(.*)_output(\d?)", name)
+        order[match.group(1) + match.group(2) if match else name] = index
+    outputs = sorted(graph.output, key=lambda o: order.get(o.name, len(order)))
+    del graph.output[:]
+    graph.output.extend(outputs)
 
 
 def _weights_out_of_inputs(proto: Any) -> None:
