@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from . import _heads, _index, _lock, _tools
+from . import _heads, _index, _lock, _tools, _weightfile
 from ._cache._errors import OfflineMissError
 from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
@@ -79,7 +79,7 @@ def _contexts(ctx: Any) -> Any:
 
 def load(
     name: str,
-    pretrained: bool | str = False,
+    pretrained: bool | str | os.PathLike[str] = False,
     ctx: Any = None,
     root: str | None = None,
     optimize: bool = False,
@@ -94,7 +94,8 @@ def load(
     pretrained : ``False`` for random initialisation, ``True`` for the default published
         weights, or a weight tag (see ``info(name).weights``). Weights come through the
         hash-verified cache; the factory arguments a variant needs (its ``kwargs``) are
-        applied before yours.
+        applied before yours. A path (a ``pathlib.Path``, or a string with a ``/``) loads
+        that ``.params`` or ``.safetensors`` file, with the same checks.
     ctx : an ``mxnet.Context`` or a list of them; default ``mx.cpu()``.
     root : cache directory to use instead of the default (``GLUON_HUB_HOME``).
     optimize : compile the model for inference on this machine with
@@ -112,9 +113,13 @@ def load(
         :class:`NewHead`) say which parameters were left out.
     """
     spec = info(name)
-    if not isinstance(pretrained, (bool, str)):
-        raise TypeError(f"pretrained must be True, False or a weight tag, got {pretrained!r}")
-    variant = _lock.weight_variant(spec, pretrained, lock) if pretrained is not False else None
+    local = _weightfile.local_path(pretrained)  # a file given by path, not through the cache
+    if local is None and not isinstance(pretrained, (bool, str)):
+        raise TypeError(f"pretrained must be True, False, a weight tag or a file path, got {pretrained!r}")
+    variant = _lock.weight_variant(spec, pretrained, lock) if pretrained is not False and local is None else None
+    if variant is not None:
+        _weightfile.refuse_other_formats(variant.file.filename, f"the {variant.tag!r} file of {name!r}")
+    loading = variant is not None or local is not None
     owner = _owner(spec)
     contexts = _contexts(ctx)
     examples = tools = None
@@ -125,32 +130,33 @@ def load(
     defaults = spec.kwargs if variant is None else {**spec.kwargs, **variant.kwargs}
     check_kwargs(factory, owner, kwargs)
     # another class count than the published weights': every parameter but the head is loaded
-    new_head = _heads.change(factory, defaults, kwargs) if variant is not None else None
+    new_head = _heads.change(factory, defaults, kwargs) if loading else None
     build = {**defaults, **kwargs}
     try:
         net = factory(**(build if new_head is None else _heads.build_kwargs(new_head, build)))
-        if variant is None or new_head is not None:
+        if not loading or new_head is not None:
             _initialize_fresh(net, contexts)
     except Exception as exc:  # the plugin's code: say whose it is, keep the original
         raise ModelBuildError(f"building {owner} failed: {type(exc).__name__}: {exc}") from exc
-    if variant is not None:
+    if loading:
         from .cache import fetch_params, prefetch_command
 
         try:
-            path = fetch_params(variant.file, root=root)
+            path = local or fetch_params(variant.file, root=root)  # type: ignore[union-attr]
         except OfflineMissError as miss:  # the cache knows the file; the name is known here
-            raise miss.with_command(prefetch_command(spec, variant.tag)) from None
-        try:
-            if new_head is None:
-                net.load_parameters(str(path), ctx=contexts)
-            else:
-                net = _heads.fit(net, path, contexts, new_head)
-        except Exception as exc:
-            detail = _weight_mismatch(net, path) if new_head is None else None
-            raise ModelBuildError(
-                f"loading the {variant.tag!r} weights {path} into {owner} failed: "
-                f"{detail or f'{type(exc).__name__}: {exc}'}"
-            ) from exc
+            raise miss.with_command(prefetch_command(spec, variant.tag)) from None  # type: ignore[union-attr]
+        with _weightfile.as_params(path) as params:  # a safetensors file's arrays as .params
+            try:
+                if new_head is None:
+                    net.load_parameters(str(params), ctx=contexts)
+                else:
+                    net = _heads.fit(net, params, contexts, new_head)
+            except Exception as exc:
+                detail = _weight_mismatch(net, params) if new_head is None else None
+                raise ModelBuildError(
+                    f"loading the {f'{variant.tag!r} weights' if variant else 'weights file'} {path} "
+                    f"into {owner} failed: {detail or f'{type(exc).__name__}: {exc}'.replace(str(params), str(path))}"
+                ) from exc
     if tools is not None:
         net = tools.optimize(net, examples)
     return net

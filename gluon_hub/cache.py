@@ -30,7 +30,7 @@ from ._cache._errors import (
     ParamsFormatError,
     UnsafeArchiveError,
 )
-from ._cache._fetch import add_file, fetch, fetch_params
+from ._cache._fetch import add_file, check_weights_file, fetch, fetch_params
 from ._cache._hashing import hash_file
 from ._cache._paramsfile import check_params_file
 from ._cache._settings import settings
@@ -51,6 +51,7 @@ __all__ = [
     "add_file",
     "cache_dir",
     "check_params_file",
+    "check_weights_file",
     "config_path",
     "entries",
     "extracted",

@@ -309,13 +309,25 @@ def _why(exc: Exception) -> str:
 def fetch_params(
     ref: FileRef, root: str | os.PathLike[str] | None = None, progress: bool | None = None
 ) -> Path:
-    """Like :func:`fetch`, then check the file is an MXNet NDArray file before MXNet reads it.
+    """Like :func:`fetch`, then check the file is an MXNet NDArray file (or a safetensors
+    file) before anything parses it.
 
     Use this, not :func:`fetch`, for any file that goes to ``load_parameters``: a pickle
     or a header declaring more bytes than the file holds is refused before MXNet parses it.
     """
-    from ._paramsfile import check_params_file
-
     path = fetch(ref, root=root, progress=progress)
-    check_params_file(path)
+    check_weights_file(path)
     return path
+
+
+def check_weights_file(path: str | os.PathLike[str]) -> str:
+    """The format of a weights file, ``"params"`` or ``"safetensors"``, once its structure
+    is checked; :class:`ParamsFormatError` for anything else (told apart by content, not name)."""
+    from ._paramsfile import check_params_file
+    from ._safetensorsfile import check_safetensors_file, is_safetensors
+
+    if is_safetensors(path):
+        check_safetensors_file(path)
+        return "safetensors"
+    check_params_file(path)
+    return "params"

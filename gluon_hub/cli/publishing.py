@@ -23,7 +23,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "OUT/NAME-<sha256[:12]>.params and add its entry to OUT/weights.json, replacing an "
         "entry with the same tag. Upload OUT to any static host, or 'gluon-hub serve' it.",
     )
-    p.add_argument("params", type=Path, metavar="PARAMS_FILE", help="written by net.save_parameters")
+    p.add_argument("params", type=Path, metavar="PARAMS_FILE", help="written by net.save_parameters (or a .safetensors or .onnx file, "
+                   "as gluon-hub convert writes them, under a tag of its own)")
     p.add_argument("--name", required=True, help="the model name the plugin registers")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output (mirror) folder")
     p.add_argument("--tag", default="default", help="weight tag (default: %(default)s)")

@@ -6,6 +6,8 @@ upload to any static HTTP host or object store. A plugin ships the index in its 
 and builds its specs from it with :func:`weights_from_index`; the hub then fetches the
 file by hash from any mirror. :func:`serve` runs such a mirror on this machine, and
 :func:`bundle` / :func:`import_bundle` carry weights to machines without a network.
+:func:`fetch_converted` finds what ``gluon-hub convert`` wrote (an ONNX graph, safetensors
+weights) by model name, through the same cache, where MXNet is not installed.
 
 This module imports nothing heavy: plugin modules call :func:`weights_from_index` while
 the hub lists models, where mxnet must not be imported; a network passed to
@@ -18,6 +20,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from ._converted import fetch_converted
 from ._publish import publish
 from ._weights_index import INDEX_FILENAME, SCHEMA, parse_metric, weights_from_index
 from .errors import BundleError, ReplacedWeightsWarning
@@ -32,6 +35,7 @@ __all__ = [
     "SCHEMA",
     "ReplacedWeightsWarning",
     "bundle",
+    "fetch_converted",
     "import_bundle",
     "parse_metric",
     "publish",

@@ -62,21 +62,24 @@ def parse_target(text: str) -> tuple[str, str | None]:
 
 
 def _variants(name: str, from_dir: Path | None) -> tuple[str, tuple[WeightVariant, ...]]:
-    """A model's qualified name and weight variants: from the plugins, else ``from_dir``'s index."""
+    """A model's qualified name and weight variants: from the plugins, then ``from_dir``'s index.
+
+    The folder's entries come after the plugin's and add the tags it lacks, such as the
+    ``default.onnx`` that ``gluon-hub convert`` writes for a model a plugin provides.
+    """
     from .._api import info
     from ..errors import UnknownNameError
 
+    index = from_dir / "weights.json" if from_dir is not None else None
+    published = weights_from_index(index).get(name, ()) if index is not None and index.is_file() else ()
     try:
         spec = info(name)
-        return spec.qualified_name, spec.weights
     except UnknownNameError:
-        index = from_dir / "weights.json" if from_dir is not None else None
-        if index is None or not index.is_file():
+        if not published:
             raise
-        published = weights_from_index(index)
-        if name not in published:
-            raise
-        return name, published[name]
+        return name, published
+    tags = {v.tag for v in spec.weights}
+    return spec.qualified_name, spec.weights + tuple(v for v in published if v.tag not in tags)
 
 
 def _select(name: str, variants: tuple[WeightVariant, ...], tag: str | None, all_tags: bool):
@@ -319,4 +322,22 @@ def read_bundle(
                         dst.write(chunk)
                 imported.append((entry, add_file(entry.ref, staged, root=root)))
                 staged.unlink()
+    remember_names(entries, root)
     return imported
+
+
+#: The weights index, in the cache home, of the models whose files bundles brought.
+IMPORTED_INDEX = "imported-weights.json"
+
+
+def remember_names(entries: list[BundleFile], root: str | os.PathLike[str] | None) -> None:
+    """Record which model and tag each imported file is, so that it is found by model name
+    where no installed plugin names it (an ONNX file converted elsewhere)."""
+    from ..cache import cache_dir
+    from ._weights_index import update_index
+
+    index = cache_dir(root) / IMPORTED_INDEX
+    for entry in entries:
+        for label in entry.models:
+            name, _, tag = label.rpartition(":")
+            update_index(index, name.rpartition("/")[2], WeightVariant(tag=tag, file=entry.ref), quiet=True)

@@ -1,5 +1,5 @@
-"""``publish``: a trained network or ``.params`` file becomes a hash-named file plus its entry
-in the weights index; a network passed in brings mxnet with it."""
+"""``publish``: a trained network or a ``.params``, ``.safetensors`` or ``.onnx`` file becomes
+a hash-named file plus its entry in the weights index; a network passed in brings mxnet with it."""
 
 from __future__ import annotations
 
@@ -23,14 +23,32 @@ def _sha256_and_size(path: Path) -> tuple[str, int]:
     return hashes["sha256"].partition(":")[2], size
 
 
-def _check_params_file(path: Path) -> None:
-    """Refuse anything but a well-formed MXNet NDArray file (a pickle could run code).
+def _check_file(path: Path) -> str:
+    """The suffix the published file gets, once ``path`` is checked to be what its suffix says.
 
-    The cache's structural check reads only the headers, so mxnet is not imported.
+    ``.params`` and ``.safetensors`` files get the cache's structural checks (headers only,
+    no mxnet): a pickle, which could run code, is refused. An ONNX file is checked to be no
+    weights file, pickle or archive; onnxruntime parses the rest.
     """
-    from ..cache import check_params_file
+    from .._cache._paramsfile import LIST_MAGIC, _sniff
+    from .._cache._safetensorsfile import is_safetensors
+    from ..cache import check_params_file, check_weights_file
 
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        with open(path, "rb") as stream:
+            head = stream.read(8)
+        kind = _sniff(head) or ("a weights file" if is_safetensors(path) or head == LIST_MAGIC.to_bytes(8, "little")
+                                else None)
+        if kind is not None:
+            raise ValueError(f"{path} is not an ONNX model: it is {kind}")
+        return suffix
+    if suffix == ".safetensors":
+        if check_weights_file(path) != "safetensors":
+            raise ValueError(f"{path} is named .safetensors but is an MXNet .params file; rename it")
+        return suffix
     check_params_file(path)
+    return ".params"
 
 
 def _is_block(obj: Any) -> bool:
@@ -52,7 +70,10 @@ def publish(
     Parameters
     ----------
     net_or_params : a trained Gluon ``Block`` (saved with ``save_parameters``) or the path
-        of a ``.params`` file, which is checked to be an MXNet NDArray file first.
+        of a ``.params`` file, which is checked to be an MXNet NDArray file first. A
+        ``.safetensors`` file (checked likewise) or an ``.onnx`` graph, as ``gluon-hub
+        convert`` writes them, keeps its suffix; give such files their own tag
+        (``default.onnx``), since ``load`` reads the weights of a tag, never a graph.
     name : the model name the weights are for, as the plugin's ``ModelSpec`` names it.
     out_dir : folder to upload as-is; created if missing. Its ``weights.json`` is created
         or updated: an existing entry with the same ``tag`` is replaced, with a
@@ -92,9 +113,10 @@ def publish(
     if (out / INDEX_FILENAME).exists():
         weights_from_index(out / INDEX_FILENAME)  # a broken index fails before any write
     out.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}-", suffix=".params.tmp", dir=out)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}-", suffix=".tmp", dir=out)
     os.close(fd)
     tmp = Path(tmp_name)
+    suffix = ".params"
     try:
         if _is_block(net_or_params):
             net_or_params.save_parameters(str(tmp))
@@ -102,11 +124,11 @@ def publish(
             source = Path(net_or_params)
             if not source.is_file():
                 raise FileNotFoundError(f"no params file at {source}")
-            _check_params_file(source)
+            suffix = _check_file(source)
             shutil.copyfile(source, tmp)
         tmp.chmod(0o644)  # mkstemp makes it private; the file is meant to be served
         digest, size = _sha256_and_size(tmp)
-        filename = f"{name}-{digest[:_HASH_PREFIX]}.params"
+        filename = f"{name}-{digest[:_HASH_PREFIX]}{suffix}"
         tmp.replace(out / filename)
     finally:
         tmp.unlink(missing_ok=True)

@@ -62,8 +62,9 @@ def _checked_metric(metric: Metric) -> Metric:
     return metric
 
 
-def update_index(path: Path, name: str, variant: WeightVariant) -> None:
-    """Merge one entry into the index, under a lock, replacing the file atomically."""
+def update_index(path: Path, name: str, variant: WeightVariant, *, quiet: bool = False) -> None:
+    """Merge one entry into the index, under a lock, replacing the file atomically;
+    ``quiet`` replaces an entry without a warning."""
     from filelock import FileLock
 
     # The lock lives outside the folder, which is uploaded as it is.
@@ -82,7 +83,7 @@ def update_index(path: Path, name: str, variant: WeightVariant) -> None:
                     change = "its metrics or description (same file)"
                 else:
                     change = ""
-                if change:
+                if change and not quiet:
                     warnings.warn(
                         f"{path}: replaced the {name!r} weights tagged {variant.tag!r}: {change}",
                         ReplacedWeightsWarning,

@@ -39,6 +39,8 @@ LANGUAGES = {"bash": "bash", "sh": "bash", "shell": "bash", "console": "bash", "
 INSTALLS = "installs into the environment (tests/packaging and tests/plugin_template install from wheels in scratch venvs)"
 READERS = "a fragment: it uses the reader's own objects or files"
 TRAINS = "a training or evaluation run on a real dataset (hours); the scripts' tests run them on generated data"
+CONVERTED = ("needs the files convert writes from published weights; plugins/gluon-hub-deploy/tests/"
+             "test_convert.py runs these steps on generated weights, in a venv without MXNet")
 
 SNIPPETS: dict[str, dict[str, str]] = {
     "README.md": {
@@ -63,6 +65,8 @@ SNIPPETS: dict[str, dict[str, str]] = {
         "gluon-hub serve mirror/                                     # a mirror on a loopback or LAN address":
             "serves until stopped; tests/publishing/test_walkthrough.py runs it",
         "gluon-hub bundle resnet50_v1d -o weights.tar && gluon-hub import weights.tar": NETWORK,
+        "gluon-hub convert resnet50_v1d --pretrained -o site/   # ONNX (or --format safetensors) by hash: docs/convert.md":
+            NETWORK,
         "gluon-hub new-plugin my-plugin        # a complete third-party plugin project": RUN,
         "gluon-hub check-plugin my-plugin      # the conformance kit (gluon_hub.testing)":
             "needs the new plugin installed; tests/publishing/test_walkthrough.py does that",
@@ -117,6 +121,7 @@ SNIPPETS: dict[str, dict[str, str]] = {
     },
     "docs/onnx.md": {
         'gluon_hub.export("resnet50_v1d", "r50.onnx", format="onnx", pretrained=True,': NETWORK,
+        'files = gluon_hub.export("gpt2_117m", "gpt2.onnx", format="onnx", pretrained=True)': NETWORK,
         "gluon-hub info mobilenet1.0                # the last line is the ONNX row": RUN,
         "gluon-hub list --portable                  # only the measured, exportable models": RUN,
         "gluon_hub.list_models(portable=True)": RUN,
@@ -128,6 +133,14 @@ SNIPPETS: dict[str, dict[str, str]] = {
             "rewrites the installed plugins' portability.json (an hour for the whole zoo)",
         "gluon-hub registry build                      # copy the rows into registry.json":
             "rewrites the checkout's registry.json; .ci/run runs 'registry check'",
+    },
+    "docs/convert.md": {
+        "gluon-hub convert resnet50_v1d mobilenet1.0 --pretrained -o site/": NETWORK,
+        "gluon-hub bundle resnet50_v1d:default.onnx --from-dir site/ -o onnx.tar": CONVERTED,
+        "gluon-hub import onnx.tar": CONVERTED,
+        'path = fetch_converted("resnet50_v1d")            # format="onnx"; tag="default" or "default.onnx"':
+            CONVERTED,
+        'net = gluon_hub.load("my_net", pretrained=Path("site/my_net-3f0c1e9a2b77.safetensors"))': READERS,
     },
     "docs/lock.md": {
         "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock": RUN,

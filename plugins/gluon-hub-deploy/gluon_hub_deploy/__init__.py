@@ -9,6 +9,7 @@ plugin hook. Importing this package imports no mxnet; each function imports it w
 
 from __future__ import annotations
 
+from ._convert import convert
 from ._export import OnnxExportError, export
 from ._optimize import example_inputs, fused_operators, optimize
 from ._project import LANGUAGES, deploy, mxnet_library_dir
@@ -21,6 +22,7 @@ __all__ = [
     "OnnxExportError",
     "__version__",
     "calibration_layers",
+    "convert",
     "deploy",
     "example_inputs",
     "export",

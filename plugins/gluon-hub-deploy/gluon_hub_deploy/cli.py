@@ -1,5 +1,6 @@
 """``gluon-hub deploy``: write a C++, Java or Clojure project that runs a model through
-MXNet's C API. The hub calls :func:`main` with the arguments after ``deploy``; the errors it
+MXNet's C API; ``gluon-hub convert``: publish models' weights as ONNX or safetensors files.
+The hub calls :func:`main` (:func:`convert_main`) with the arguments after the command; the errors it
 raises on purpose (``ValueError``, ``OSError``, the hub's own) are printed by the hub as one
 ``gluon-hub: error: ...`` line."""
 
@@ -76,4 +77,42 @@ def _deploy(args: argparse.Namespace) -> int:
                         input_shape=shape)
     print(folder)
     print(f"build and run it: {folder}/build.sh && {folder}/run INPUT", flush=True)
+    return 0
+
+
+def build_convert_parser() -> argparse.ArgumentParser:
+    from ._convert import FORMATS
+
+    p = argparse.ArgumentParser(
+        prog="gluon-hub convert",
+        description="Convert each NAME's weights to ONNX (or safetensors) and publish the files into DIR, "
+        "named by their hash, with DIR/weights.json listing them under the tag TAG.onnx "
+        "(TAG.safetensors). 'gluon-hub serve DIR', 'gluon-hub bundle NAME:TAG.onnx --from-dir DIR' "
+        "and 'gluon-hub import' carry them to machines without MXNet, where "
+        "gluon_hub.publishing.fetch_converted(NAME) finds them. See docs/convert.md.",
+    )
+    p.add_argument("names", metavar="NAME", nargs="+", help="the models to convert")
+    p.add_argument("-o", "--output", required=True, type=Path, metavar="DIR", help="the output (mirror) folder")
+    weights = p.add_mutually_exclusive_group(required=True)
+    weights.add_argument("--pretrained", nargs="?", const=_PRETRAINED_DEFAULT, metavar="TAG",
+                         help="published weights (the default ones, or the tag's) through the cache")
+    weights.add_argument("--params", type=Path, metavar="FILE",
+                         help="a .params or .safetensors file of the one NAME (net.save_parameters)")
+    p.add_argument("--format", choices=tuple(FORMATS), default="onnx", help="what to write (default: %(default)s)")
+    p.add_argument("--tag", help="the tag to record before the format suffix (default: the weights' tag, "
+                   "'default' for --params)")
+    return p
+
+
+def convert_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``gluon-hub convert``; prints one line per file written."""
+    from ._convert import convert
+
+    args = build_convert_parser().parse_args(argv)
+    pretrained: bool | str = False
+    if args.pretrained is not None:
+        pretrained = True if args.pretrained == _PRETRAINED_DEFAULT else args.pretrained
+    for variant in convert(args.names, args.output, pretrained=pretrained, params=args.params,
+                           format=args.format, tag=args.tag):
+        print(f"{args.output / variant.file.filename}  {variant.file.hash}  tag {variant.tag}", flush=True)
     return 0

@@ -1,4 +1,4 @@
-"""Entry point of the gluon-hub-deploy plugin: the ``deploy`` and ``portability``
+"""Entry point of the gluon-hub-deploy plugin: the ``deploy``, ``convert`` and ``portability``
 commands; imports no mxnet.
 
 The library functions (``export``, ``optimize``, ``quantize``) need no hook: the hub's
@@ -20,6 +20,12 @@ def gluon_hub_commands():
             factory="gluon_hub_deploy.cli:main",
             description="write a C++/Java/Clojure project that runs a model without Python: "
                         "gluon-hub deploy NAME --lang LANG -o DIR",
+        ),
+        CommandSpec(
+            name="convert",
+            factory="gluon_hub_deploy.cli:convert_main",
+            description="convert models' weights to ONNX or safetensors files named by their hash, "
+                        "with a weights index: gluon-hub convert NAME... --pretrained -o DIR",
         ),
         CommandSpec(
             name="portability",
