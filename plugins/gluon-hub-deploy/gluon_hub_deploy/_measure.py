@@ -133,6 +133,8 @@ def measure(name: str) -> OnnxPortability:
                else [_shape(s, _FREE * 2) for s in inputs] if text_like else None)
     dtypes = [(s.dtype or "float32") for s in inputs]
     net = _he_initialised(name)
+    if spec.export_graphs:
+        return _measure_graphs(spec, net, shapes[0], fingerprint)
     first = _inputs(spec, shapes, 0)
     try:
         expected = _mxnet_outputs(net, first)
@@ -173,6 +175,46 @@ def measure(name: str) -> OnnxPortability:
     return OnnxPortability(status="exportable", fingerprint=fingerprint, opset=_opset(),
                            input_shapes=tuple(recorded) if dynamic else tuple(shapes),
                            max_rel_diff=float(f"{worst:.2e}"))
+
+
+def _graph_inputs(shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str], seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [np.ones(s, d) if "int" in d else rng.uniform(-1, 1, s).astype(d) for s, d in zip(shapes, dtypes)]
+
+
+def _measure_graphs(spec: ModelSpec, net: Any, input_shape: tuple[int, ...], fingerprint: str) -> OnnxPortability:
+    """A model exported as several graphs (states, caches, encoder and decoder step): each
+    graph is compared on its own, at its traced shapes and with its free axes doubled."""
+    from gluon_hub_deploy._export import OnnxExportError
+    from gluon_hub_deploy._graphs import export_graphs, graph_path, spec_graphs
+
+    graphs = spec_graphs(spec, net, input_shape)
+    worst, recorded = 0.0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "model.onnx"
+        try:
+            export_graphs(graphs, target, "onnx", 0, spec.qualified_name)
+        except OnnxExportError as error:
+            return _blocked(fingerprint, str(error))
+        for graph in graphs:
+            sizes = [graph.input_shapes]
+            if graph.dynamic_shapes:
+                sizes.append(tuple(tuple(2 * fixed if free is None else fixed for fixed, free in zip(s, d))
+                                   for s, d in zip(graph.input_shapes, graph.dynamic_shapes)))
+            for seed, shapes in enumerate(sizes):
+                arrays = _graph_inputs(shapes, graph.dtypes, seed)
+                try:
+                    diff = _relative_difference(_mxnet_outputs(graph.block, arrays),
+                                                _onnx_outputs(graph_path(target, graph, len(graphs)), arrays))
+                except Exception as error:  # noqa: BLE001  (recorded in the row)
+                    return _blocked(fingerprint, f"graph {graph.name!r} at {shapes}: {type(error).__name__}: {error}")
+                if diff > TOLERANCE:
+                    return _blocked(fingerprint, f"graph {graph.name!r}: onnxruntime's outputs differ from "
+                                                 f"MXNet's by {diff:.1e} of their scale at {shapes}")
+                worst = max(worst, diff)
+            recorded += list(graph.dynamic_shapes or graph.input_shapes)
+    return OnnxPortability(status="exportable", fingerprint=fingerprint, opset=_opset(),
+                           input_shapes=tuple(tuple(s) for s in recorded), max_rel_diff=float(f"{worst:.2e}"))
 
 
 def _free_axes(shape: tuple[int, ...], image_like: bool, text_like: bool, spec: InputSpec) -> tuple[int | None, ...]:
