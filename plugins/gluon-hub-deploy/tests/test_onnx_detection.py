@@ -1,7 +1,7 @@
 """ONNX export of the detectors: the hub's ``box_nms`` and ``repeat`` converters against MXNet
 on tiny symbols in every mode the zoo (and MXNet's API) uses, and SSD and YOLOv3 exported by
 name with random He weights, compared as detections at two input sizes through one graph
-with free batch and spatial axes."""
+with free batch and spatial axes; CenterNet (ResNet-18) likewise, with MXNet's own converters."""
 
 from __future__ import annotations
 
@@ -74,13 +74,16 @@ def _detections(ids, scores, boxes):
 @pytest.mark.parametrize("name, sizes", [
     ("ssd_300_mobilenet0.25_voc", (300, 256)),
     ("yolo3_mobilenet0.25_voc", (416, 320)),
+    # its 40 top-k peaks tie at score 1 here; ~17 s on two cores
+    pytest.param("center_net_resnet18_v1b_voc", (256, 192), marks=pytest.mark.slow),
 ])
 def test_detector_exports_by_name(tmp_path, name, sizes):
     """Random He weights give confident, overlapping detections: NMS has work to do, and the
-    kept detections of onnxruntime and MXNet must be the same ones, with the same values."""
+    kept detections of onnxruntime and MXNet must be the same ones, with the same values (in
+    any order among equal scores: top-k breaks ties differently)."""
     (by_name,) = gluon_hub.export(name, tmp_path / "by-name.onnx", format="onnx")  # the spec's size
     session = onnxruntime.InferenceSession(str(by_name), providers=["CPUExecutionProvider"])
-    assert [o.shape for o in session.get_outputs()] == [[1, 100, 1], [1, 100, 1], [1, 100, 4]]
+    assert [o.shape[2] for o in session.get_outputs()] == [1, 1, 4]  # ids, scores, boxes
     net = gluon_hub.load(name)
     net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
     session = _session(net, tmp_path / f"{name}.onnx", (1, 3, sizes[0], sizes[0]))
