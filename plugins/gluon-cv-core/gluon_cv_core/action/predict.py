@@ -12,7 +12,7 @@ does for the model's input (its spec's ``layout`` and ``shape``):
 
 Frames are decoded at GluonCV's 340 x 256 (scaled up for inputs larger than 224), centre-cropped to
 the input size and normalised with the spec's mean and std. Scores are softmax probabilities.
-Short videos are padded as :mod:`.data.video_clips` documents; unreadable ones are errors naming the file.
+Short videos are padded as :mod:`.clips` documents; unreadable ones are errors naming the file.
 """
 
 from __future__ import annotations
@@ -107,11 +107,12 @@ def classify_videos(net: Any, spec: Any, videos: Sequence[str], topk: int = 5,
     return results
 
 
-def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
+def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with an action-recognition model: print each video's top-k classes
     (``--json``: one object per video)."""
-    from ..predict import _network
+    from ..common.prediction import network, start
 
+    pretrained, ctx = start(args, spec)
     if args.topk < 1:
         raise ValueError("--topk must be at least 1")
     if args.out:
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -
         if not os.path.isfile(path):
             raise FileNotFoundError(f"video {path!r} does not exist")
     kwargs = {"nclass": args.classes} if args.classes else {}
-    net = _network(spec, pretrained, args.params, ctx, kwargs, download=args.pretrained is not None)
+    net = network(spec, pretrained, args.params, ctx, kwargs, download=args.pretrained is not None)
     net.hybridize(static_alloc=True, static_shape=True)
     for path, top in zip(args.images, classify_videos(net, spec, args.images, args.topk, ctx)):
         if args.json:

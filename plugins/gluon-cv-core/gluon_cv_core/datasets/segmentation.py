@@ -4,7 +4,7 @@ Semantic datasets (:class:`SegmentationDataset` and its subclasses) yield ``(ima
 without a transform an ``HWC`` ``uint8`` RGB ``NDArray`` and an ``(H, W)`` ``int32``
 ``NDArray`` of class ids with ``-1`` for ignored pixels (GluonCV 0.10's ``testval`` output);
 with one, ``transform(image, label)`` on a ``PIL.Image`` and an ``int32`` numpy label map
-(the transforms are in :mod:`.segmentation_transforms`). Labels are mapped as GluonCV maps
+(the transforms are in :mod:`gluon_cv_core.segmentation.transforms`). Labels are mapped as GluonCV maps
 them:
 
 - VOC 2012 and SBD: ids 0-20 kept, VOC's 255 border -> -1.
@@ -26,7 +26,7 @@ image and label map of different sizes, a colour (RGB) label PNG, an empty insta
 ``(image, label, segm)`` with ``label`` ``(N, 5)`` ``float32`` ``[x1, y1, x2, y2, class]``
 and ``segm`` each object's polygons (``(K, 2)`` ``float32`` arrays), or, with
 ``segm_format="mask"``, ``(N, H, W)`` ``uint8`` masks decoded by ``pycocotools`` (which also
-reads RLE objects). COCO JSON is read by :class:`.detection_datasets.COCODetection`.
+reads RLE objects). COCO JSON is read by :class:`.detection.COCODetection`.
 """
 
 from __future__ import annotations

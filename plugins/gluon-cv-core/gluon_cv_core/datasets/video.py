@@ -112,7 +112,7 @@ class VideoClassification:
     new_width, new_height : int
         Size frames are decoded at (GluonCV's "v1" recipe: 340 x 256); ``-1`` keeps the video's.
     transform : callable, optional
-        ``(N, H, W, 3) uint8 -> (N', 3, h, w) float32`` (:mod:`.video_transforms`); ``N' = N x crops``.
+        ``(N, H, W, 3) uint8 -> (N', 3, h, w) float32`` (:mod:`gluon_cv_core.action.transforms`); ``N' = N x crops``.
         Without one a sample is the ``(N, H, W, 3)`` ``uint8`` frames as decoded.
     seed : int, optional
         Seeds the clip starts (per data-loader worker); ``None`` draws from numpy's global stream.

@@ -1,1 +1,3 @@
-"""Depth."""
+"""Monocular depth (Monodepth2 and its pose network): models, specs and zoo data, KITTI depth
+metrics and ``predict``.
+"""

@@ -118,11 +118,12 @@ def _pose(net: Any, spec: Any, images: Sequence[str], ctx: Any) -> dict[str, Any
             "translation": translation[0, 0, 0].asnumpy().tolist()}
 
 
-def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
+def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a Monodepth2 model: print each image's depth range (``--json``:
     one object per image) and write the colour map with ``--out``; a pose network takes two frames."""
-    from ..predict import _network
+    from ..common.prediction import network, start
 
+    pretrained, ctx = start(args, spec)
     if args.classes:
         raise ValueError("--classes is for classifiers; a depth model has no classes")
     posenet = spec.input.shape[0] == 6
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {path!r} does not exist")
-    net = _network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
     net.hybridize(static_alloc=True, static_shape=True)  # every image is resized to the one input shape
     if posenet:
         motion = _pose(net, spec, args.images, ctx)

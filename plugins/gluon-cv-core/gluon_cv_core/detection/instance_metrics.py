@@ -7,7 +7,7 @@ implementation COCO results are reported with. The conventions are those of Gluo
 ``[x1, y1, x2, y2]`` with COCO width ``x2 - x1`` (not pixel-inclusive, unlike
 :class:`~gluon_cv_core.detection.metrics.COCODetectionMetric`), coordinates rounded to
 2 decimals and scores to 3. Checked equal to GluonCV's metric on a generated COCO instance
-file in ``tests/segmentation/test_instance_metrics.py``.
+file in ``tests/detection/test_instance_metrics.py``.
 """
 
 from __future__ import annotations

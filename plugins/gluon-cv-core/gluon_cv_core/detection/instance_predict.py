@@ -2,9 +2,9 @@
 
 Preprocessing is GluonCV's Mask R-CNN test recipe (``presets.rcnn.load_test``): the shorter
 side goes to the model's input side, the longer side stays within the network's ``max_size``
-(area interpolation), then ``to_tensor`` and the model's mean/std (:func:`.detection_predict.to_input`).
+(area interpolation), then ``to_tensor`` and the model's mean/std (:func:`.predict.to_input`).
 Boxes are mapped back to the original image, and each instance's box-relative mask is pasted
-onto the original image with :func:`.models.segmentation.mask_rcnn.paste_masks` (GluonCV's
+onto the original image with :func:`.models.mask_rcnn.paste_masks` (GluonCV's
 ``expand_mask``).
 """
 
@@ -72,10 +72,11 @@ def draw_instances(image: Any, instances: Sequence[Instance], classes: Sequence[
     draw_detections(np.round(pixels).astype(np.uint8), boxes, classes, out)
 
 
-def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
+def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a Mask R-CNN: one JSON object of instances per image (class,
     score, box, mask area in pixels) and, with ``--out``, the picture of them."""
-    from ..predict import print_each_image
+    from ..common.prediction import print_each_image, start
 
+    pretrained, ctx = start(args, spec)
     return print_each_image(args, spec, pretrained, ctx, segment_instances, draw_instances, "instances",
                             "a Mask R-CNN")

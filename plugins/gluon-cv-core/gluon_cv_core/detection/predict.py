@@ -9,6 +9,7 @@ resized-image pixels, are mapped back to the original image and clipped to it.
 
 from __future__ import annotations
 
+import argparse
 import colorsys
 import os
 from dataclasses import dataclass
@@ -136,3 +137,12 @@ def draw_detections(image: Any, detections: Sequence[Detection], classes: Sequen
         picture.save(out)
     except ValueError as exc:  # Pillow's "unknown file extension"
         raise ValueError(f"cannot write {out!r}: {exc}; use a .png or .jpg name") from None
+
+
+def run(args: argparse.Namespace, spec: Any) -> int:
+    """``gluon-hub predict`` with a detector: one JSON object of boxes per image and, with
+    ``--out``, the picture of them."""
+    from ..common.prediction import print_each_image, start
+
+    pretrained, ctx = start(args, spec)
+    return print_each_image(args, spec, pretrained, ctx, detect, draw_detections, "detections", "a detector")

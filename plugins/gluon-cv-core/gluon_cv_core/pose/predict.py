@@ -5,7 +5,7 @@ default :data:`DEFAULT_DETECTOR`, reset to its ``person`` class as the demos do)
 persons scoring at least ``--threshold``; each box is grown 1.25 times about its centre and
 clipped to the image, cut out at whole pixels and resized to the pose network's input (OpenCV
 area interpolation), normalised, and the heatmaps' peaks are mapped back through the box
-(``detector_to_simple_pose`` then ``heatmap_to_coord``, :mod:`.models.pose.decode`). One
+(``detector_to_simple_pose`` then ``heatmap_to_coord``, :mod:`.decode`). One
 difference: GluonCV's demos crop from the detector's resized input and report coordinates in
 it; here the detector's boxes are mapped back to the original image first, so crops keep the
 photograph's resolution and keypoints are in its pixels.
@@ -100,14 +100,14 @@ def _detector(args: argparse.Namespace, ctx: Any) -> tuple[Any, Any]:
     """The registry detector, reset to its person class, with weights by ``predict``'s rule."""
     import gluon_hub
 
-    from ..predict import _network
+    from ..common.prediction import network
 
     spec = gluon_hub.info(args.detector or DEFAULT_DETECTOR)
     if spec.task != "object-detection":
         raise ValueError(f"--detector {spec.name!r} is a {spec.task} model; give an object detector "
                          f"trained on COCO (which has a person class), e.g. {DEFAULT_DETECTOR}")
     try:
-        net = _network(spec, not args.random_weights, None, ctx, {}, download=args.pretrained is not None)
+        net = network(spec, not args.random_weights, None, ctx, {}, download=args.pretrained is not None)
     except FileNotFoundError:
         raise FileNotFoundError(
             f"the person detector {spec.name!r} has no weights here (its published ones are not in the cache "
@@ -177,14 +177,15 @@ def _print(path: str, image: Any, persons: Sequence[Person], source: str, as_jso
             print(f"    {name:<{width}}  {x:8.1f} {y:8.1f}  {confidence:.3f}")
 
 
-def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
+def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a pose estimator: each image's persons and their 17 keypoints
     (text, or one JSON object per image with ``--json``); ``--out`` draws the skeletons.
     ``--box X0 Y0 X1 Y1`` gives the one person's box in every image instead of a detector."""
     from ..common.images import read_image
+    from ..common.prediction import network, start
     from ..detection.predict import Detection, detect
-    from ..predict import _network
 
+    pretrained, ctx = start(args, spec)
     if args.out and len(args.images) != 1:
         raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
     if args.classes:
@@ -204,7 +205,7 @@ def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -
         detector, detector_spec = _detector(args, ctx)
         found = detect(detector, detector_spec, args.images, args.threshold, ctx)
         source = detector_spec.name
-    net = _network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
     net.hybridize()  # the number of persons varies: no static_shape
     for path, (image, detections) in zip(args.images, found):
         people = [d for d in detections if d.label == "person"]

@@ -17,7 +17,7 @@ from gluon_hub.compat import mx
 
 from ..common.norm import SyncBatchNorm
 
-#: --dataset -> (reader name in ..data.segmentation_datasets, default train split, default val split)
+#: --dataset -> (reader name in ..datasets.segmentation, default train split, default val split)
 DATASETS: dict[str, tuple[str, str, str]] = {
     "voc": ("voc_segmentation", "train", "val"),
     "voc_aug": ("voc_aug_segmentation", "train", "val"),

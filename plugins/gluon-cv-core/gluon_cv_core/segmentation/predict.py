@@ -107,11 +107,12 @@ def draw_mask(image: Any, mask: np.ndarray, colours: np.ndarray, out: str, alpha
         raise ValueError(f"cannot write {out!r}: {exc}; use a .png or .jpg name") from None
 
 
-def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
+def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a semantic-segmentation model: print each image's class shares
     (the ``--topk`` largest; ``--json``: one object per image) and draw the mask with ``--out``."""
-    from ..predict import _network
+    from ..common.prediction import network, start
 
+    pretrained, ctx = start(args, spec)
     if args.out and len(args.images) != 1:
         raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
     if args.classes:
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {path!r} does not exist")
-    net = _network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
     net.hybridize()  # images keep their own sizes: no static_shape
     for path, (image, mask, num_classes) in zip(args.images, predict_masks(net, spec, args.images, ctx)):
         classes = spec.class_names(num_classes)

@@ -1,1 +1,3 @@
-"""Tracking."""
+"""Single-object tracking (SiamRPN): the network, the tracking loop, specs and zoo data and
+``predict``.
+"""

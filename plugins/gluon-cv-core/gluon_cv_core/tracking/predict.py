@@ -71,11 +71,12 @@ def _draw(frame: np.ndarray, box: tuple[float, ...], out: str) -> None:
         raise ValueError(f"cannot write {out!r}: {exc}; use a .png or .jpg name") from None
 
 
-def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -> int:
+def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a tracker: one box per frame of the (single) video."""
-    from ..predict import _network
+    from ..common.prediction import network, start
     from .tracker import SiamRPNTracker
 
+    pretrained, ctx = start(args, spec)
     if args.box is None:
         raise ValueError(f"{spec.qualified_name!r} tracks an object: give its box in the first frame with "
                          "--box X0 Y0 X1 Y1 (pixels)")
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace, spec: Any, pretrained: bool | str, ctx: Any) -
     path = args.images[0]
     if not os.path.isfile(path):  # before the network is built, which takes a while
         raise FileNotFoundError(f"video {path!r} does not exist")
-    net = _network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
     net.hybridize(static_alloc=True, static_shape=True)  # the crops keep their sizes
     tracker = SiamRPNTracker(net, ctx)
     last = None

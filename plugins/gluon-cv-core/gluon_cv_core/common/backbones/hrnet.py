@@ -12,7 +12,7 @@ classifier.
 
 Nearest upsampling by exact factors means every branch's size must be half the one above
 it: inputs must be multiples of 32 (GluonCV has the same limit). The segmentation networks
-(:mod:`.segmentation.hrnet_seg`) reuse :class:`HRNetStages` with bilinear fusion instead,
+(:mod:`gluon_cv_core.segmentation.models.hrnet_seg`) reuse :class:`HRNetStages` with bilinear fusion instead,
 which resizes each coarser branch to the finer one's size and so runs at any input size.
 """
 

@@ -221,7 +221,7 @@ def yolo3(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool
     options : :class:`YOLOV3` arguments (``nms_thresh``, ``post_nms``, ``alloc_size`` ...).
     ``ignore_iou_thresh`` and ``pos_iou_thresh`` (GluonCV's training-target thresholds, stored on its
     network) are accepted with GluonCV's values, 0.7 and 1.0, which the hub's training uses; the
-    recipe takes another ``ignore_iou_thresh`` (``detection_training.yolo3.YOLO3Recipe``), so the
+    recipe takes another ``ignore_iou_thresh`` (``detection.training.yolo3.YOLO3Recipe``), so the
     network refuses one.
     """
     check_gluoncv_structure(f"YOLOv3 {base}", {"ignore_iou_thresh": ignore_iou_thresh, "pos_iou_thresh": pos_iou_thresh},

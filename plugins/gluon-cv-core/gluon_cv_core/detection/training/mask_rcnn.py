@@ -21,7 +21,7 @@ What Mask R-CNN adds to :mod:`.faster_rcnn`, as GluonCV's ``train_mask_rcnn.py``
 Bad instance data fails naming the sample (:class:`InstanceTrainingSamples`): an object
 without a mask, masks that do not match the boxes in number or image size.
 
-``tests/segmentation/test_train_mask_rcnn.py`` checks the targets against GluonCV's
+``tests/detection/test_train_mask_rcnn.py`` checks the targets against GluonCV's
 generator, the transform against its preset, the five losses against its training step on
 one network and batch, and trains the script on a tiny COCO-format dataset.
 """
