@@ -1,0 +1,17 @@
+"""Pose estimators exported to ONNX against MXNet at two input sizes on one dynamic graph:
+SimplePose, MobilePose (MobileNetV3's Split needed the declared opset) and AlphaPose (slow)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("name", ["simple_pose_resnet18_v1b", "mobile_pose_mobilenetv3_small"])
+def test_pose_exports(onnx_matches_mxnet, name):
+    print(name, onnx_matches_mxnet(name, [(1, 3, 64, 48), (2, 3, 96, 64)]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["alpha_pose_resnet101_v1b_coco", "mobile_pose_mobilenetv3_large"])
+def test_heavier_pose_exports(onnx_matches_mxnet, name):
+    print(name, onnx_matches_mxnet(name, [(1, 3, 64, 48), (2, 3, 96, 64)]))
