@@ -1,7 +1,7 @@
 """COCO person keypoints: one item per annotated person, for top-down pose estimation.
 
 Reads ``root/annotations/person_keypoints_<split>.json`` through
-:class:`~gluon_cv_core.datasets.detection.COCODetection` (the same JSON checks, image
+:class:`~gluon_cv_core.datasets.coco.COCODetection` (the same JSON checks, image
 paths and box clipping), then splits each image's people into items. Which people are kept
 follows GluonCV 0.10's ``COCOKeyPoints`` (checked equal in
 ``tests/pose/test_keypoints_data.py``): crowd annotations, people with no labelled joint,
@@ -23,7 +23,8 @@ import numpy as np
 
 from ..common.images import read_image
 from ..pose.keypoints import COCO_FLIP_PAIRS, COCO_KEYPOINTS
-from .detection import COCODetection, _fetched
+from .archives import _fetched
+from .coco import COCODetection
 
 __all__ = ["COCOKeyPoints", "coco_keypoints"]
 

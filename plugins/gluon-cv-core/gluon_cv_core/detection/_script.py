@@ -66,7 +66,9 @@ def _classes(args: argparse.Namespace) -> tuple[str, ...]:
 def load_detection_split(args: argparse.Namespace, which: str) -> Any:
     """The ``which`` ("train" or "val") dataset the arguments name; its items are
     ``(HWC uint8 image, (N, 5+) label)`` and it has ``classes``."""
-    from ..datasets.detection import LstDetection, RecordFileDetection, VOCDetection, coco, voc
+    from ..datasets.coco import coco
+    from ..datasets.packed import LstDetection, RecordFileDetection
+    from ..datasets.voc import VOCDetection, voc
 
     segment = getattr(args, f"{which}_segment", None)
     if args.dataset:
@@ -93,7 +95,7 @@ def load_detection_split(args: argparse.Namespace, which: str) -> Any:
 
 def detection_metric(dataset: Any, family: str, data_shape: tuple[int, int] | None) -> Any:
     """COCO mAP for COCO data, else the VOC2007 11-point mAP (GluonCV's choices)."""
-    from ..datasets.detection import COCODetection
+    from ..datasets.coco import COCODetection
     from .metrics import COCODetectionMetric, VOC07MApMetric
 
     if not isinstance(dataset, COCODetection):

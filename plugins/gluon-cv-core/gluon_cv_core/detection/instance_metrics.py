@@ -31,7 +31,7 @@ class COCOInstanceMetric:
 
     Parameters
     ----------
-    dataset : the evaluated :class:`~gluon_cv_core.datasets.segmentation.COCOInstance`
+    dataset : the evaluated :class:`~gluon_cv_core.datasets.coco.COCOInstance`
         (anything with ``coco``, ``image_ids`` and ``contiguous_id_to_json``).
     score_thresh : detections scoring below it are dropped (GluonCV's default, 0.001).
     mask_thresh : with ``box_masks=True``, the probability above which a pixel is inside.

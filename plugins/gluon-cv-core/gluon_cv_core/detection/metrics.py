@@ -181,7 +181,7 @@ class COCODetectionMetric:
     """COCO box mAP (IoU 0.50:0.95, all areas, 100 detections per image) through pycocotools.
 
     Detections are collected per image, in the order of ``dataset`` (a
-    :class:`~gluon_cv_core.datasets.detection.COCODetection`), then scored by
+    :class:`~gluon_cv_core.datasets.coco.COCODetection`), then scored by
     ``COCOeval`` against the dataset's annotation file. Boxes are pixel-inclusive corners,
     as the dataset's labels are, so a box's COCO width is ``xmax - xmin + 1`` (GluonCV's
     convention, which its published COCO numbers were computed with).

@@ -101,7 +101,7 @@ def _model_options(pairs: Sequence[str]) -> dict[str, Any]:
 def load_instance_split(args: argparse.Namespace, which: str) -> Any:
     """The ``which`` ("train" or "val") instance dataset the arguments name. Training skips
     images without objects; validation keeps every image (GluonCV's choices)."""
-    from ..datasets.segmentation import COCOInstance, coco_instance
+    from ..datasets.coco import COCOInstance, coco_instance
 
     segment = getattr(args, f"{which}_segment", None)
     options = {"skip_empty": which == "train", "segm_format": args.segm_format}

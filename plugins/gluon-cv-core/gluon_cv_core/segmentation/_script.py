@@ -1,7 +1,7 @@
 """What the semantic-segmentation training and evaluation scripts share: the data, the loss,
 GluonCV's learning-rate schedule, and pixAcc/mIoU evaluation at one scale or several.
 
-Data: ``--dataset`` names one of the datasets of :mod:`gluon_cv_core.datasets.segmentation`, read from
+Data: ``--dataset`` names one of the semantic datasets of :mod:`gluon_cv_core.datasets`, read from
 ``--data-root`` (or, where its licence allows, fetched through the cache). A dataset in the VOC
 layout of your own (``VOC2012/{JPEGImages,SegmentationClass,ImageSets/Segmentation}``) is
 ``--dataset voc --data-root DIR``.
@@ -10,6 +10,7 @@ layout of your own (``VOC2012/{JPEGImages,SegmentationClass,ImageSets/Segmentati
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 from typing import Any, Callable, Sequence
 
@@ -17,13 +18,13 @@ from gluon_hub.compat import mx
 
 from ..common.norm import SyncBatchNorm
 
-#: --dataset -> (reader name in ..datasets.segmentation, default train split, default val split)
+#: --dataset -> ("module:reader" in ..datasets, default train split, default val split)
 DATASETS: dict[str, tuple[str, str, str]] = {
-    "voc": ("voc_segmentation", "train", "val"),
-    "voc_aug": ("voc_aug_segmentation", "train", "val"),
-    "ade20k": ("ade20k", "train", "val"),
-    "cityscapes": ("cityscapes", "train", "val"),
-    "coco": ("coco_segmentation", "train", "val"),
+    "voc": ("voc:voc_segmentation", "train", "val"),
+    "voc_aug": ("voc:voc_aug_segmentation", "train", "val"),
+    "ade20k": ("ade20k:ade20k", "train", "val"),
+    "cityscapes": ("cityscapes:cityscapes", "train", "val"),
+    "coco": ("coco:coco_segmentation", "train", "val"),
 }
 #: loss weights of every output, for families whose outputs are not "main, then auxiliary"
 #: (GluonCV's ``ICNetLoss`` and ``SegmentationMultiLosses``)
@@ -48,11 +49,11 @@ def add_segmentation_data_arguments(parser: argparse.ArgumentParser, train: bool
 
 def load_segmentation_split(args: argparse.Namespace, which: str, transform: Any = None) -> Any:
     """The ``which`` ("train" or "val") split of ``--dataset``, items passed through ``transform``."""
-    from ..datasets import segmentation as segmentation_datasets
-
     reader, train_split, val_split = DATASETS[args.dataset]
+    module, name = reader.split(":")
     split = getattr(args, f"{which}_split", None) or (train_split if which == "train" else val_split)
-    return getattr(segmentation_datasets, reader)(args.data_root, split, transform=transform)
+    read = getattr(importlib.import_module(f"..datasets.{module}", __package__), name)
+    return read(args.data_root, split, transform=transform)
 
 
 def build_segmenter(args: argparse.Namespace, classes: Sequence[str], ctx: Sequence[Any]) -> Any:

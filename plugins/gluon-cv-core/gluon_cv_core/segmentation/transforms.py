@@ -2,7 +2,7 @@
 
 Every transform is called as ``transform(image, label)`` with an RGB image (``PIL.Image``,
 or an ``HWC`` ``uint8`` ``NDArray`` / numpy array) and a label map of class ids (an ``(H, W)``
-integer array, ``-1`` = ignored, as the datasets of :mod:`gluon_cv_core.datasets.segmentation` give it),
+integer array, ``-1`` = ignored, as the datasets of :mod:`gluon_cv_core.datasets.masks` give it),
 and returns ``(image, label)``: a normalized ``CHW`` ``float32`` ``NDArray`` and an ``int32``
 ``NDArray``.
 

@@ -16,17 +16,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.datasets.detection import (
-    COCODetection,
-    LstDetection,
-    RecordFileDetection,
-    VOCDetection,
-    coco,
-    extracted_archive,
-    parse_packed_label,
-    voc,
-)
+from gluon_cv_core.datasets.archives import extracted_archive
+from gluon_cv_core.datasets.coco import COCODetection, coco
+from gluon_cv_core.datasets.packed import LstDetection, RecordFileDetection, parse_packed_label
 from gluon_cv_core.datasets.specs import dataset_specs
+from gluon_cv_core.datasets.voc import VOCDetection, voc
 from gluon_cv_core.detection.classes import COCO_CLASSES, VOC_CLASSES
 from gluon_hub.compat import mx
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.datasets.detection import COCODetection
+from gluon_cv_core.datasets.coco import COCODetection
 from gluon_cv_core.detection.classes import COCO_CLASSES
 from gluon_cv_core.detection.metrics import COCODetectionMetric, VOC07MApMetric, VOCMApMetric
 from gluon_cv_core.detection.presets import centernet_inverse_affine

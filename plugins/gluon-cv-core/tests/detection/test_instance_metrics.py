@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gluon_cv_core.datasets.segmentation import COCOInstance
+from gluon_cv_core.datasets.coco import COCOInstance
 from gluon_cv_core.detection.instance_metrics import COCOInstanceMetric
 
 W, H = 50, 40

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from cv_testlib.detection import SHAPE_CLASSES, build_ours, train_steps, write_shapes_voc
 
-from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.datasets.voc import VOCDetection
 from gluon_cv_core.detection.training import TrainingSamples, recipe_for
 from gluon_cv_core.detection.training.center_net import (
     CenterNetRecipe,

@@ -22,8 +22,8 @@ import pytest
 from cv_testlib.detection import SHAPE_CLASSES, write_shapes_voc
 from pycocotools import mask as coco_mask
 
-from gluon_cv_core.datasets.detection import VOCDetection
-from gluon_cv_core.datasets.segmentation import COCOInstance
+from gluon_cv_core.datasets.coco import COCOInstance
+from gluon_cv_core.datasets.voc import VOCDetection
 from gluon_cv_core.detection import train_instance
 from gluon_cv_core.detection.training import TrainingSamples, recipe_for
 from gluon_cv_core.detection.training.mask_rcnn import (
@@ -313,7 +313,7 @@ def test_detection_samples_are_refused_with_the_instance_script(tmp_path) -> Non
     with pytest.raises(ValueError, match="scripts.train_instance"):
         recipe.training_data(TrainingSamples(voc, 80))
     # the detection evaluation scores a Mask R-CNN's boxes on COCO, scaled back like Faster R-CNN's
-    from gluon_cv_core.datasets.detection import COCODetection
+    from gluon_cv_core.datasets.coco import COCODetection
     from gluon_cv_core.detection._script import detection_metric
     from gluon_cv_core.detection.metrics import COCODetectionMetric
 

@@ -10,7 +10,7 @@ import pytest
 from cv_testlib.detection import SHAPE_CLASSES, build_ours, running_stats, train_steps, write_shapes_voc
 
 from gluon_cv_core.common.boxes import ssd_anchor_grid
-from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.datasets.voc import VOCDetection
 from gluon_cv_core.detection.training import TrainingSamples, recipe_for
 from gluon_cv_core.detection.training.ssd import SSDRecipe, SSDTargets, multibox_loss, ssd_targets
 from gluon_hub.compat import mx

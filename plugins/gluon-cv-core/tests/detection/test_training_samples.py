@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from cv_testlib.detection import SHAPE_CLASSES, write_shapes_voc
 
-from gluon_cv_core.datasets.detection import VOCDetection
+from gluon_cv_core.datasets.voc import VOCDetection
 from gluon_cv_core.detection.training import TrainingSamples
 from gluon_cv_core.detection.training.samples import TrainingLabelWarning
 from gluon_hub.compat import mx

@@ -18,15 +18,11 @@ import scipy.io
 from PIL import Image
 from pycocotools import mask as coco_mask
 
-from gluon_cv_core.datasets.segmentation import (
-    ADE20KSegmentation,
-    CitySegmentation,
-    COCOInstance,
-    COCOSegmentation,
-    VOCAugSegmentation,
-    VOCSegmentation,
-)
+from gluon_cv_core.datasets.ade20k import ADE20KSegmentation
+from gluon_cv_core.datasets.cityscapes import CitySegmentation
+from gluon_cv_core.datasets.coco import COCOInstance, COCOSegmentation
 from gluon_cv_core.datasets.specs import dataset_specs
+from gluon_cv_core.datasets.voc import VOCAugSegmentation, VOCSegmentation
 from gluon_cv_core.detection.classes import COCO_CLASSES
 from gluon_cv_core.segmentation.transforms import (
     SegmentationTestTransform,

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from gluon_cv_core.common.training import seed_everything
-from gluon_cv_core.datasets.segmentation import VOCSegmentation
+from gluon_cv_core.datasets.voc import VOCSegmentation
 from gluon_cv_core.segmentation import evaluate as eval_segmentation, train as train_segmentation
 from gluon_cv_core.segmentation._script import PolySchedule, build_segmenter, output_weights, segmentation_loss
 from gluon_cv_core.segmentation.classes import VOC_CLASSES

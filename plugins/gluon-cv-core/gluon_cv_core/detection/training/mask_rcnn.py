@@ -239,7 +239,7 @@ def _at(values: Any, indices: Any) -> Any:
 
 class InstanceTrainingSamples(TrainingSamples):
     """:class:`~.samples.TrainingSamples` for instance data: items ``(image, label, segm)``
-    (a :class:`~gluon_cv_core.datasets.segmentation.COCOInstance` or the same items).
+    (a :class:`~gluon_cv_core.datasets.coco.COCOInstance` or the same items).
 
     Labels are checked and repaired as for detection; every object must also have a
     non-empty mask, and a box dropped by the repair takes its mask with it. Errors name the
