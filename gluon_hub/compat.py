@@ -3,7 +3,9 @@
 gluon-hub does not install MXNet itself: the CPU build comes with its ``[mxnet]`` extra
 (``pip install mxnet==1.9.1``), and a CUDA build (``mxnet-cu112`` ...) provides the same ``mxnet``
 module. Importing this module checks that some MXNet >= 1.9.1 is importable and says
-what to install when it is not. Model modules import MXNet through here::
+what to install when it is not, or, on Python 3.13 (which MXNet has no wheel for), what runs
+without it: everything that builds, trains or exports a model imports MXNet through here, so
+this is the one place that says so::
 
     from gluon_hub.compat import mx
 
@@ -13,6 +15,8 @@ they are restored before ``import mxnet``, here and (for a plain ``import mxnet`
 """
 
 from __future__ import annotations
+
+import sys
 
 from ._numpy_aliases import restore_numpy_aliases
 
@@ -41,6 +45,27 @@ def check_mxnet_version(version: str, location: str = "mxnet") -> None:
         )
 
 
+#: What the MXNet-free hub offers instead, where MXNet cannot be installed.
+WITHOUT_MXNET = (
+    "without MXNet, run a model exported to ONNX with onnxruntime: gluon-hub predict NAME IMAGE "
+    "--runtime onnx --model-file NAME.onnx, or gluon_hub.runtime.load_onnx(\"NAME.onnx\", \"NAME\") "
+    "(pip install \"gluon-hub[onnxruntime]\"), after exporting the model where MXNet runs (Python "
+    "3.10-3.12) with gluon_hub.export(\"NAME\", \"NAME.onnx\", format=\"onnx\")"
+)
+
+
+def missing_mxnet_message(version_info: tuple[int, ...] = sys.version_info[:2]) -> str:
+    """Why there is no mxnet module and what to do: on Python 3.13+, MXNet cannot be installed."""
+    if tuple(version_info[:2]) >= (3, 13):
+        python = "%d.%d" % tuple(version_info[:2])
+        return (f"gluon_hub needs MXNet >= {MIN_MXNET} to build, train or export models, and MXNet has no "
+                f"wheel for Python {python} (1.9.1 is published for Python 3.10-3.12, with numpy < 2); "
+                f"{WITHOUT_MXNET}; or use Python "
+                f"3.10-3.12 and pip install \"gluon-hub[mxnet]\"")
+    return (f"gluon_hub needs MXNet >= {MIN_MXNET} to build, train or export models, and no mxnet module is "
+            f"installed; {_INSTALL}; or, {WITHOUT_MXNET}")
+
+
 restore_numpy_aliases()
 
 try:
@@ -48,9 +73,9 @@ try:
 except ImportError as _exc:
     if _exc.name != "mxnet":
         raise  # MXNet is there but broken (a missing libquadmath ...): its own error says why
-    raise ImportError(f"gluon_hub needs MXNet >= {MIN_MXNET} to build models, and no mxnet "
-                      f"module is installed; {_INSTALL}") from None
+    raise ImportError(missing_mxnet_message(), name="mxnet") from None
 
 check_mxnet_version(getattr(mx, "__version__", "unknown"), getattr(mx, "__file__", None) or "mxnet")
 
-__all__ = ["MIN_MXNET", "check_mxnet_version", "mx", "restore_numpy_aliases"]
+__all__ = ["MIN_MXNET", "WITHOUT_MXNET", "check_mxnet_version", "missing_mxnet_message", "mx",
+           "restore_numpy_aliases"]

@@ -9,19 +9,27 @@
 # Profiles: "full" (default) installs everything the whole test suite and the main job
 # need; installing gluonnlp, a test reference, compiles Cython, so it needs a C compiler.
 # "vision" installs what the core's and the vision plugin's tests need (no C compiler;
-# scikit-learn for the digits the quantization tests train on).
+# scikit-learn for the digits the quantization tests train on). "onnx" is the MXNet-free hub
+# (the only profile on Python 3.13, where MXNet 1.9.1 has no wheel): the core and the four
+# plugins with numpy 2, onnxruntime, Pillow and the tokenizer libraries, and pytest for the
+# tests that need no MXNet (pytest -m "not mxnet").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${GLUON_HUB_VENV:-.venv}
 PROFILE=${SETUP_PROFILE:-full}
-if ! "$PYTHON" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 12)))'; then
-    echo "setup: gluon_hub supports Python 3.10-3.12; set PYTHON to one of them" >&2
+if ! "$PYTHON" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 13)))'; then
+    echo "setup: gluon_hub supports Python 3.10-3.13; set PYTHON to one of them" >&2
     exit 1
 fi
 version=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 constraints=constraints/py$version.txt
+if [ "$version" = 3.13 ] && [ "$PROFILE" != onnx ]; then
+    echo "setup: MXNet 1.9.1 has no wheel for Python 3.13, so profile '$PROFILE' cannot be installed there;" \
+         "use SETUP_PROFILE=onnx (the MXNet-free hub) or Python 3.10-3.12" >&2
+    exit 1
+fi
 
 case "$PROFILE" in
     full) packages=(-e ".[mxnet,test,demo]" -e "plugins/gluon-cv-core[test]"
@@ -30,7 +38,9 @@ case "$PROFILE" in
     vision) packages=(-e ".[mxnet]" -e "plugins/gluon-cv-core[test]" -e plugins/gluon-nlp-core
                       -e plugins/gluon-contrib -e "plugins/gluon-hub-deploy[onnx]"
                       pytest hypothesis build wheel scikit-learn) ;;
-    *) echo "setup: SETUP_PROFILE must be full or vision, not '$PROFILE'" >&2; exit 1 ;;
+    onnx) packages=(-e ".[onnxruntime]" -e plugins/gluon-cv-core -e "plugins/gluon-nlp-core[tokenizers]"
+                    -e plugins/gluon-contrib -e plugins/gluon-hub-deploy pytest) ;;
+    *) echo "setup: SETUP_PROFILE must be full, vision or onnx, not '$PROFILE'" >&2; exit 1 ;;
 esac
 
 stamp=$VENV/.gluon-hub-setup

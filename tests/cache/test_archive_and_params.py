@@ -92,6 +92,7 @@ def test_zip_bomb_is_refused(server, cache_env, monkeypatch):
     assert temp_leftovers(cache_env) == []
 
 
+@pytest.mark.mxnet
 def test_a_real_params_file_passes(tmp_path):
     data = ndarray_file({"w": [[1.0, 2.0], [3.0, 4.0]], "b": [0.5]}, tmp_path)
     path = tmp_path / "ok.params"
@@ -108,6 +109,7 @@ def test_a_pickle_is_refused(server, monkeypatch):
         fetch_params(ref)
 
 
+@pytest.mark.mxnet
 def test_declared_sizes_beyond_the_file_are_refused(tmp_path):
     real = ndarray_file({"w": [[1.0, 2.0], [3.0, 4.0]]}, tmp_path)
     # The shape (2, 2) sits after: list header (24), array magic (4), stype (4), ndim (4).

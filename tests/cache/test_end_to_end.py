@@ -59,6 +59,7 @@ def published(server, tmp_path, monkeypatch):
     return net, x
 
 
+@pytest.mark.mxnet
 def test_load_pretrained_reproduces_the_outputs(published, server):
     net, x = published
     expected = net(x).asnumpy()
@@ -70,6 +71,7 @@ def test_load_pretrained_reproduces_the_outputs(published, server):
     assert server.body_requests() == 2
 
 
+@pytest.mark.mxnet
 def test_cli_prefetch_ls_verify_purge(published, server, capsys):
     assert main(["cache", "prefetch", "cache_tiny", "--quiet"]) == 0
     out = capsys.readouterr().out
@@ -107,6 +109,7 @@ def test_unpacked_dataset_folders_are_listed_and_purged(capsys):
         gluon_hub.cache.extracted_dir("../outside")
 
 
+@pytest.mark.mxnet
 def test_prefetch_one_tag_then_offline_load(published, server, monkeypatch):
     net, x = published
     assert main(["cache", "prefetch", "cache_tiny", "--tag", "plain", "--quiet"]) == 0

@@ -119,6 +119,7 @@ CALLS = {  # what each call prints once its file is in the cache
 }
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("kind", CALLS)
 def test_offline_hint_is_a_command_that_fetches_what_was_asked_for(world, kind):
     call, command, printed = CALLS[kind]
@@ -140,6 +141,8 @@ def test_offline_hint_is_a_command_that_fetches_what_was_asked_for(world, kind):
     assert found.stdout.strip() == printed
 
 
+# the extras' packages it resolves offline (onnx, decord) are installed beside MXNet only
+@pytest.mark.mxnet
 def test_install_hints_never_send_pip_to_an_index_without_our_distributions(tmp_path):
     # no wheel and no checkout known: the checkout folder, with a comment that says so
     command = _index.install_command("gluon-cv-core", [], [])

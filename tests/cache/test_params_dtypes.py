@@ -62,6 +62,7 @@ def _save(tmp_path, arrays) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_each_dtype_and_storage_passes_and_any_cut_or_extra_byte_fails(tmp_path, name):
     make, _ = CASES[name]
@@ -77,6 +78,7 @@ def test_each_dtype_and_storage_passes_and_any_cut_or_extra_byte_fails(tmp_path,
         check_params_file(path)
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_wrong_element_size_in_the_table_is_caught(tmp_path, monkeypatch, name):
     """Proof that the files above exercise the table: double one entry and they fail."""
@@ -88,6 +90,7 @@ def test_a_wrong_element_size_in_the_table_is_caught(tmp_path, monkeypatch, name
         check_params_file(path)
 
 
+@pytest.mark.mxnet
 def test_sparse_index_sizes_are_checked(tmp_path, monkeypatch):
     path = tmp_path / "x.params"
     path.write_bytes(_save(tmp_path, _row_sparse()))
@@ -96,6 +99,7 @@ def test_sparse_index_sizes_are_checked(tmp_path, monkeypatch):
         check_params_file(path)
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("arrays, count", [({}, 0), ([], 0), ("empty_sparse", 2)])
 def test_files_with_no_data_pass(tmp_path, arrays, count):
     path = tmp_path / "x.params"

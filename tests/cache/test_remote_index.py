@@ -140,6 +140,7 @@ OFFLINE_CALLS = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.mxnet
 def test_offline_no_api_call_opens_a_connection(server, cache_env, index_url):
     """The loopback server is also the proxy for every http(s) URL, so any attempt to reach
     the index, a mirror (the default public one included) or a dataset's own URL counts."""

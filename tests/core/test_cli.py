@@ -242,6 +242,7 @@ def counting_mirror(tmp_path):
     server.server_close()
 
 
+@pytest.mark.mxnet
 def test_predict_never_downloads_unless_asked(tmp_path, counting_mirror):
     from PIL import Image
 
@@ -266,6 +267,7 @@ def test_predict_never_downloads_unless_asked(tmp_path, counting_mirror):
 
 
 
+@pytest.mark.mxnet
 def test_translate_text_never_downloads_unless_asked(tmp_path, counting_mirror):
     url, requests = counting_mirror
     env = {"GLUON_HUB_HOME": str(tmp_path / "cache"), "GLUON_HUB_MIRRORS": url}
@@ -330,6 +332,7 @@ def test_check_plugin_fails_on_what_would_break_users(fake_dist, tmp_path, body,
     assert "does NOT conform" in result.stdout or "error:" in result.stderr
 
 
+@pytest.mark.mxnet
 def test_publish_without_a_base_url_says_where_users_will_not_find_the_file(tmp_path):
     from gluon_hub.compat import mx
 

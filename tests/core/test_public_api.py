@@ -41,3 +41,54 @@ def test_listing_never_imports_mxnet_or_model_code():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr + result.stdout
+
+
+#: Run in a fresh interpreter: records who first asks for mxnet, then imports every module that
+#: must work without MXNet (Python 3.13, numpy 2): the core, the runtime, every installed plugin's
+#: entry point and the spec modules its hooks import, the class-name modules the specs point to
+#: (the ONNX runner prints them), and the text plugin's tokenizers and vocabularies.
+MXNET_FREE_IMPORTS = """
+import importlib, importlib.metadata, pkgutil, sys, traceback
+
+class Watch:
+    stack = None
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.split(".")[0] == "mxnet" and cls.stack is None:
+            cls.stack = "".join(traceback.format_stack(limit=25)[:-1])
+        return None
+
+sys.meta_path.insert(0, Watch)
+import gluon_hub, gluon_hub.runtime, gluon_hub.cache, gluon_hub.publishing, gluon_hub.cli, gluon_hub.specs
+hub = gluon_hub._hub.get_hub()
+entry_points = [ep.value for ep in importlib.metadata.entry_points(group="gluon_hub")]
+for kind in hub.manager.HOOK_KINDS:
+    hub.catalog(kind)
+failed = [(p.name, p.error) for p in gluon_hub.plugins() if p.status != "loaded"]
+labels = set()
+for name in gluon_hub.list_models():
+    spec = gluon_hub.info(name)
+    if spec.input is not None and spec.input.labels:
+        labels.add(spec.input.labels.partition(":")[0])
+for module in sorted(labels):
+    importlib.import_module(module)
+import gluon_nlp_core.text
+text = [m.name for m in pkgutil.walk_packages(gluon_nlp_core.text.__path__, "gluon_nlp_core.text.")]
+for module in text:
+    importlib.import_module(module)
+print(len(entry_points), len(labels), len(text), failed)
+print("mxnet imported by:\\n" + Watch.stack if Watch.stack else "no mxnet")
+"""
+
+
+def test_core_specs_runtime_and_tokenizers_never_import_mxnet():
+    """What the MXNet-free hub (Python 3.13, numpy 2) runs must not need MXNet at any depth."""
+    result = subprocess.run([sys.executable, "-c", MXNET_FREE_IMPORTS], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts, verdict = result.stdout.split("\n", 1)
+    entry_points, labels, text, failed = counts.split(" ", 3)
+    # the four first-party plugins and the hub's own, a labels module per vision task at least,
+    # the tokenizers: so that the check cannot pass on nothing
+    assert int(entry_points) >= 5 and int(labels) >= 3 and int(text) >= 5, counts
+    assert failed == "[]", counts
+    assert verdict.strip() == "no mxnet", verdict

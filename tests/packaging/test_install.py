@@ -1,8 +1,8 @@
 """Installing as the README says, into fresh venvs (issues 13.1, 13.3, 12.13).
 
 The core does not install MXNet (a user's CUDA build, ``mxnet-cu112``, must not be replaced
-by the CPU wheel): without any MXNet, listing and search work and building a model says
-what to install; an MXNet older than 1.9.1 is refused at import with the same advice.
+by the CPU wheel): without any MXNet, numpy 2 is installed, listing and search work and
+building a model says what to install (the ``[mxnet]`` extra brings numpy back below 2); an MXNet older than 1.9.1 is refused at import with the same advice.
 pip's cache is reused, so after the first run only the wheel builds take time.
 """
 
@@ -54,6 +54,8 @@ def test_the_core_installs_no_mxnet_and_listing_and_search_work(no_mxnet_venv):
     listed = _run(python, "-c", "import gluon_hub, sys; print(gluon_hub.list_models("
                                 "'resnet18_v1*', task='image-classification'), 'mxnet' in sys.modules)")
     assert listed.stdout.strip() == "['resnet18_v1', 'resnet18_v1b', 'resnet18_v1b_0.89'] False"
+    # without MXNet nothing holds numpy below 2: pip resolves the newest
+    assert _run(python, "-c", "import numpy; print(numpy.__version__)").stdout.startswith("2.")
     gluon_hub = python.parent / "gluon-hub"
     assert "cv/resnet50_v1d" in _run(gluon_hub, "search", "resnet50_v1d").stdout
     assert "cv/resnet18_v1" in _run(gluon_hub, "list", "resnet18*").stdout
@@ -101,3 +103,5 @@ def test_the_mxnet_extra_installs_the_cpu_build(no_mxnet_venv, tmp_path):
     assert result.stdout.split()[0] == "1.9.1"
     assert result.stdout.strip().endswith("(1, 1000)")
     assert _run(no_mxnet_venv, "-c", "import mxnet").returncode == 0  # plain import, numpy 1.26
+    # the extra brought numpy back below 2, which MXNet 1.9.1 needs
+    assert _run(no_mxnet_venv, "-c", "import numpy; print(numpy.__version__)").stdout.startswith("1.")

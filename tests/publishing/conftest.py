@@ -32,6 +32,13 @@ def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     gluon_hub.reset_hub()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that publishes the trained network needs MXNet to train it: mark it ``mxnet``."""
+    for item in items:
+        if "trained_net" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.mxnet)
+
+
 @pytest.fixture
 def trained_net():
     """The helper's tiny network after a few SGD steps, so its weights are not an init."""

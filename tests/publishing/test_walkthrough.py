@@ -61,6 +61,7 @@ def _sh(env: dict[str, str], cwd: Path, *args: str, ok: bool = True) -> subproce
     return result
 
 
+@pytest.mark.mxnet
 def test_publishing_walkthrough_passes_check_plugin_with_check_weights(tmp_path, author):
     _sh(author, tmp_path, "gluon-hub", "new-plugin", NAME)
     project = tmp_path / NAME

@@ -18,12 +18,9 @@ from pathlib import Path
 import pytest
 import regex
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
 import gluon_nlp_core.text as text
 from gluon_nlp_core.text import GPT2BPEDetokenizer, GPT2BPETokenizer, bpe_ranks_file
 from gluon_nlp_core.text.bpe import byte_to_unicode, read_bpe_merges
-
-import gluonnlp
 
 EDGE_CASES = [
     "Hello, World! It's 3:30pm -- isn't it?  (Yes.) we'll they've I'm you'd she's don't",
@@ -110,7 +107,7 @@ def merges_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reference(merges_file: Path) -> gluonnlp.data.GPT2BPETokenizer:
+def reference(gluonnlp, merges_file: Path):
     """GluonNLP's tokenizer on our merges: its root holds the file under the name and
     sha1 the subclass declares, so it reads it instead of downloading."""
     sha1 = hashlib.sha1(merges_file.read_bytes()).hexdigest()
@@ -119,11 +116,13 @@ def reference(merges_file: Path) -> gluonnlp.data.GPT2BPETokenizer:
     return local(root=str(merges_file.parent))
 
 
-def test_byte_table_is_gluonnlps() -> None:
+@pytest.mark.mxnet
+def test_byte_table_is_gluonnlps(gluonnlp) -> None:
     assert dict(enumerate(byte_to_unicode())) == gluonnlp.data.GPT2BPEDetokenizer()._byte_encoder
     assert len(set(byte_to_unicode())) == 256
 
 
+@pytest.mark.mxnet
 def test_tokens_equal_gluonnlp(merges_file: Path, reference) -> None:
     ours = GPT2BPETokenizer(merges_file)
     texts = EDGE_CASES + _corpus(400, seed=2)
@@ -135,7 +134,8 @@ def test_tokens_equal_gluonnlp(merges_file: Path, reference) -> None:
         assert GPT2BPETokenizer(merges_file, cache_size=size).tokenize_batch(texts) == expected
 
 
-def test_detokenizer_round_trips_like_gluonnlp(merges_file: Path) -> None:
+@pytest.mark.mxnet
+def test_detokenizer_round_trips_like_gluonnlp(gluonnlp, merges_file: Path) -> None:
     tokenize, detokenize = GPT2BPETokenizer(merges_file), GPT2BPEDetokenizer()
     reference = gluonnlp.data.GPT2BPEDetokenizer()
     for sentence in EDGE_CASES + _corpus(200, seed=3):
@@ -165,7 +165,8 @@ def test_merges_file_format(tmp_path: Path) -> None:
         GPT2BPETokenizer(tmp_path / "merges.txt", cache_size=-1)
 
 
-def test_published_merges_are_gluonnlps() -> None:
+@pytest.mark.mxnet
+def test_published_merges_are_gluonnlps(gluonnlp) -> None:
     ref = bpe_ranks_file()
     cls = gluonnlp.data.GPT2BPETokenizer
     assert (ref.extract, ref.digest) == cls.bpe_ranks_file_hash

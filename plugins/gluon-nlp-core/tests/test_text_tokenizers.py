@@ -8,12 +8,9 @@ import sys
 
 import pytest
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
 from gluon_nlp_core.text import BERTBasicTokenizer, BERTTokenizer, Vocab, WhitespaceTokenizer
 from gluon_nlp_core.text._bert_fast import CachedWordPiece, basic_tokenize_fast
 from gluon_nlp_core.text._bert_reference import basic_tokenize
-
-import gluonnlp
 
 EDGE_CASES = [
     "Hello, World! It's 3:30pm -- isn't it?  (Yes.) [ok] {x} ~a^b` $5 #1 @me",
@@ -68,8 +65,9 @@ CORPUS = EDGE_CASES + random_corpus(400)
 VOCAB = _vocab_for(CORPUS)
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("lower", [True, False])
-def test_wordpiece_matches_gluonnlp_on_diverse_corpus(lower):
+def test_wordpiece_matches_gluonnlp_on_diverse_corpus(gluonnlp, lower):
     reference = gluonnlp.data.BERTTokenizer(gluonnlp.Vocab.from_json(VOCAB.to_json()), lower=lower)
     ours = BERTTokenizer(VOCAB, lower=lower)
     expected = [reference(t) for t in CORPUS]
@@ -79,8 +77,9 @@ def test_wordpiece_matches_gluonnlp_on_diverse_corpus(lower):
     assert any("[UNK]" in e for e in expected) and any(len(e) > 3 for e in expected)
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("lower", [True, False])
-def test_basic_tokenizer_matches_gluonnlp(lower):
+def test_basic_tokenizer_matches_gluonnlp(gluonnlp, lower):
     reference = gluonnlp.data.BERTBasicTokenizer(lower=lower)
     ours = BERTBasicTokenizer(lower=lower)
     assert [ours(t) for t in CORPUS] == [reference(t) for t in CORPUS]
@@ -103,7 +102,8 @@ def test_fast_tiers_equal_the_reference_on_every_bmp_character(lower):
     assert basic_tokenize_fast(ascii_text, lower) == basic_tokenize(ascii_text, lower)
 
 
-def test_reference_equals_gluonnlp_on_sampled_astral_and_bmp_characters():
+@pytest.mark.mxnet
+def test_reference_equals_gluonnlp_on_sampled_astral_and_bmp_characters(gluonnlp):
     rng = random.Random(3)
     sample = [chr(rng.randrange(0x32000)) for _ in range(3000)]
     sample += [chr(rng.randrange(0x32000, sys.maxunicode + 1)) for _ in range(300)]
@@ -128,8 +128,9 @@ def test_behaviour_on_hand_checked_examples():
     assert uncased("\ufa6c!") == ["\U000242ee", "!"]  # NFD leaves the BMP
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("limit", [0, 3, 5])
-def test_max_input_chars_per_word(limit):
+def test_max_input_chars_per_word(gluonnlp, limit):
     vocab = Vocab.from_tokens(["[UNK]", "abc", "##de", "a", "##b", "##c"], unknown_token="[UNK]")
     theirs = gluonnlp.data.BERTTokenizer(
         gluonnlp.Vocab.from_json(vocab.to_json()), max_input_chars_per_word=limit

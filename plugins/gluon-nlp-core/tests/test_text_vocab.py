@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
 from gluon_nlp_core.text import (
     BERT_SPECIAL_TOKENS,
     Vocab,
@@ -22,12 +21,11 @@ from gluon_nlp_core.text import (
     vocab_file,
 )
 
-import gluonnlp
-
 FIXTURES = Path(__file__).parent / "fixtures"
 WORDS = "the cat sat on the mat the end a cat b b c".split()
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -40,7 +38,7 @@ WORDS = "the cat sat on the mat the end a cat b b c".split()
         {"token_to_idx": {"<unk>": 5, "cat": 0}},
     ],
 )
-def test_indices_match_gluonnlp(kwargs):
+def test_indices_match_gluonnlp(gluonnlp, kwargs):
     counter = count_tokens(WORDS)
     ours = Vocab(counter, **kwargs)
     theirs = gluonnlp.Vocab(gluonnlp.data.count_tokens(WORDS), **kwargs)
@@ -100,8 +98,9 @@ def test_from_tokens_keeps_order_and_checks_specials():
         Vocab.from_tokens(["a", "a"], unknown_token=None)
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("kwargs", [{}, {"unknown_token": None}, {"mask_token": "<m>", "reserved_tokens": ["<r>"]}])
-def test_gluonnlp_reads_our_json_and_we_read_theirs(kwargs):
+def test_gluonnlp_reads_our_json_and_we_read_theirs(gluonnlp, kwargs):
     ours = Vocab(count_tokens(WORDS), **kwargs)
     theirs = gluonnlp.Vocab.from_json(ours.to_json())
     assert theirs.idx_to_token == ours.idx_to_token
@@ -116,7 +115,8 @@ def test_gluonnlp_reads_our_json_and_we_read_theirs(kwargs):
     assert json.loads(back.to_json()) == json.loads(theirs.to_json())
 
 
-def test_reads_published_bert_layout_like_gluonnlp():
+@pytest.mark.mxnet
+def test_reads_published_bert_layout_like_gluonnlp(gluonnlp):
     text = (FIXTURES / "vocab" / "bert_legacy.vocab").read_text()
     ours = Vocab.from_json(text)
     theirs = gluonnlp.vocab.BERTVocab.from_json(text)
@@ -131,7 +131,8 @@ def test_reads_published_bert_layout_like_gluonnlp():
     assert again.idx_to_token == ours.idx_to_token and again.cls_token == "[CLS]"
 
 
-def test_reads_duplicate_index_quirk_of_old_vocabularies():
+@pytest.mark.mxnet
+def test_reads_duplicate_index_quirk_of_old_vocabularies(gluonnlp):
     # GluonNLP before 0.7 could write one token at two indices (eos == padding).
     data = {"idx_to_token": ["<unk>", "<eos>", "<eos>", "a"], "token_to_idx": {"<unk>": 0, "<eos>": 2, "a": 3},
             "reserved_tokens": ["<eos>"], "unknown_token": "<unk>", "padding_token": "<eos>", "bos_token": None, "eos_token": "<eos>"}

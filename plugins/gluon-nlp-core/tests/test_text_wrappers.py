@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 import sentencepiece
 
-import gluon_hub.compat  # noqa: F401  (numpy aliases for mxnet, before gluonnlp)
 from gluon_nlp_core.text import (
     JiebaTokenizer,
     SacreMosesDetokenizer,
@@ -23,8 +22,6 @@ from gluon_nlp_core.text import (
     SentencepieceDetokenizer,
     SentencepieceTokenizer,
 )
-
-import gluonnlp
 
 _SYLLABLES = "ka to ri shu men ber gar la vo in ex ter pre con ing tion al ly".split()
 _PUNCT = [",", ".", "!", "?", ";", ":", "'s", "n't", "-", "&", "<", "\"", "'", "(", ")", "$5",
@@ -65,7 +62,8 @@ def spm_model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     return root / f"{request.param}.model"
 
 
-def test_sentencepiece_best_segmentation(spm_model: Path) -> None:
+@pytest.mark.mxnet
+def test_sentencepiece_best_segmentation(gluonnlp, spm_model: Path) -> None:
     ours = SentencepieceTokenizer(spm_model)
     detokenize, reference = SentencepieceDetokenizer(spm_model), \
         gluonnlp.data.SentencepieceDetokenizer(str(spm_model))
@@ -83,8 +81,9 @@ def test_sentencepiece_best_segmentation(spm_model: Path) -> None:
     assert len(ours) == len(reference) == 120 and ours.tokens == reference.tokens
 
 
+@pytest.mark.mxnet
 @pytest.mark.parametrize("num_best, alpha", [(-1, 0.2), (5, 0.5)])
-def test_sentencepiece_sampling_equals_gluonnlp(spm_model: Path, num_best: int,
+def test_sentencepiece_sampling_equals_gluonnlp(gluonnlp, spm_model: Path, num_best: int,
                                                 alpha: float) -> None:
     ours = SentencepieceTokenizer(spm_model, num_best=num_best, alpha=alpha)
     reference = gluonnlp.data.SentencepieceTokenizer(str(spm_model), num_best, alpha)
@@ -106,7 +105,8 @@ def test_sentencepiece_bad_paths(tmp_path: Path) -> None:
         SentencepieceDetokenizer(junk)
 
 
-def test_moses_equals_gluonnlp() -> None:
+@pytest.mark.mxnet
+def test_moses_equals_gluonnlp(gluonnlp) -> None:
     ours, reference = SacreMosesTokenizer(), gluonnlp.data.SacreMosesTokenizer()
     detok, detok_ref = SacreMosesDetokenizer(), gluonnlp.data.SacreMosesDetokenizer()
     texts = _english(200, seed=4)
@@ -119,7 +119,8 @@ def test_moses_equals_gluonnlp() -> None:
     assert SacreMosesDetokenizer(return_str=False)(["a", "b"]) == detok_ref(["a", "b"], False)
 
 
-def test_jieba_equals_gluonnlp() -> None:
+@pytest.mark.mxnet
+def test_jieba_equals_gluonnlp(gluonnlp) -> None:
     ours, reference = JiebaTokenizer(), gluonnlp.data.JiebaTokenizer()
     texts = _chinese(150, seed=5) + ["我来到北京清华大学", " ", ""]
     expected = [reference(t) for t in texts]
