@@ -191,9 +191,9 @@ def _check_operators(sym: Any, model_name: str) -> None:
     """Name every operator of ``sym`` that no registered converter writes, before converting."""
     import json
 
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
     from gluon_hub_deploy.onnx_converters._common import OPSET
+
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
     known = set().union(*(ops for version, ops in MXNetGraph.registry_.items() if version <= OPSET))
     ops = {node["op"] for node in json.loads(sym.tojson())["nodes"]}
@@ -241,10 +241,10 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
 
         raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub-deploy', 'onnx')} (the "
                           "[onnx] extra of gluon-hub-deploy)") from None
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
     from gluon_hub_deploy.onnx_converters import register_converters
     from gluon_hub_deploy.onnx_converters._common import OPSET, inferred_shapes
+
+    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
 
     register_converters()
     sym = mx.sym.load(f"{prefix}-symbol.json")

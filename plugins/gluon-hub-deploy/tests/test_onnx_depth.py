@@ -25,7 +25,7 @@ def _disparity_logits_in_trained_range(net, x, largest=10.0):
     for param in heads:
         param.set_data(param.data() * 1e-4)
     logits = [np.log(o / (1 - o)) for o in (out.asnumpy().astype(np.float64) for out in net(mx.nd.array(x)))]
-    factor = largest / max(float(np.abs(l).max()) for l in logits)
+    factor = largest / max(float(np.abs(logit).max()) for logit in logits)
     for param in heads:
         param.set_data(param.data() * factor)
 
