@@ -47,6 +47,7 @@ SNIPPETS: dict[str, dict[str, str]] = {
         "bash scripts/main-job.sh   # set up .venv, then run the main job end to end (no internet needed)":
             "sets up a venv and runs the whole main job (minutes); tests/test_main_job.py runs it",
         'pip install ".[mxnet]"                     # the core, with the CPU build of MXNet': INSTALLS,
+        'pip install ".[onnxruntime]" ./plugins/gluon-cv-core   # Python 3.10-3.13, numpy 2, no MXNet': INSTALLS,
         'gluon_hub.list_models("resnet*", pretrained=True)   # names; imports no mxnet': NETWORK,
         "gluon-hub list 'mobilenet*' --pretrained": RUN,
         "gluon-hub info resnet50_v1d": RUN,
