@@ -81,3 +81,19 @@ def test_a_converter_failure_names_the_model_and_operator(tmp_path):
                                               r"GroupNorm .*output_mean_var.*format='mxnet'") as caught:
         gluon_hub.export(net, tmp_path / "gn.onnx", format="onnx", input_shape=(1, 4, 3, 3))
     assert "Traceback" not in str(caught.value)
+
+
+def test_export_by_name_runs_at_a_second_size(tmp_path):
+    (path,) = gluon_hub.export("shufflenet_v2", tmp_path / "shufflenet.onnx", format="onnx",
+                               input_shape=(1, 3, 64, 64), dynamic_batch=True, dynamic_spatial=True)
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [d if isinstance(d, int) else None for d in session.get_inputs()[0].shape] == [None, 3, None, None]
+    (scores,) = session.run(None, {"data": np.zeros((2, 3, 96, 80), np.float32)})
+    assert scores.shape == (2, 1000)
+
+
+def test_a_dcnv2_model_by_name_is_named_not_portable(tmp_path):
+    with pytest.raises(OnnxExportError, match=r"^center_net_resnet18_v1b_dcnv2_voc is not portable to ONNX "
+                                              r"\(_contrib_ModulatedDeformableConvolution: .*DCNv2"):
+        gluon_hub.export("center_net_resnet18_v1b_dcnv2_voc", tmp_path / "c.onnx", format="onnx",
+                         input_shape=(1, 3, 64, 64))
