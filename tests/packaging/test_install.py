@@ -56,6 +56,10 @@ def test_the_core_installs_no_mxnet_and_listing_and_search_work(no_mxnet_venv):
     assert listed.stdout.strip() == "['resnet18_v1', 'resnet18_v1b', 'resnet18_v1b_0.89'] False"
     # without MXNet nothing holds numpy below 2: pip resolves the newest
     assert _run(python, "-c", "import numpy; print(numpy.__version__)").stdout.startswith("2.")
+    # the class names the ONNX runner prints are data files of the installed (not editable) wheel
+    names = _run(python, "-c", "import gluon_hub, sys; print(gluon_hub.info('resnet18_v1').class_names(1000)[:2], "
+                               "'mxnet' in sys.modules)")
+    assert names.stdout.strip() == "['tench', 'goldfish'] False"
     gluon_hub = python.parent / "gluon-hub"
     assert "cv/resnet50_v1d" in _run(gluon_hub, "search", "resnet50_v1d").stdout
     assert "cv/resnet18_v1" in _run(gluon_hub, "list", "resnet18*").stdout
