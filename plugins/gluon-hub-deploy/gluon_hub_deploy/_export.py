@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -144,12 +143,17 @@ def export(
     if format == "mxnet":
         model.export(str(target), epoch=epoch)
         return [Path(f"{target}-symbol.json"), Path(f"{target}-{epoch:04d}.params")]
-    with tempfile.TemporaryDirectory() as tmp:
-        prefix = os.path.join(tmp, "model")
-        model.export(prefix, epoch=0)
-        _to_onnx(mx, prefix, shapes, dtypes, target, _dynamic_axes(shapes, dynamic_batch, dynamic_spatial),
-                 model_name)
-    return [target]
+    # One graph of the model itself: written as a spec's export graphs are, which keeps the
+    # ONNX inputs and outputs in call order (mxnet.onnx lists them in the order the graph
+    # reads them: SiamRPN's search image came before its template).
+    from gluon_hub.specs import ExportGraph
+
+    from ._graphs import export_graphs
+
+    dynamic = _dynamic_axes(shapes, dynamic_batch, dynamic_spatial)
+    graph = ExportGraph(name="model", block=model, input_shapes=tuple(shapes), dtypes=tuple(dtypes),
+                        dynamic_shapes=tuple(dynamic or ()))
+    return export_graphs([graph], target, format, epoch, model_name)
 
 
 def _dynamic_axes(shapes: list[tuple[int, ...]], batch: bool, spatial: bool) -> list[tuple[int | None, ...]] | None:

@@ -85,7 +85,7 @@ def export_graphs(graphs: list[ExportGraph], target: Path, format: str, epoch: i
             dynamic = [tuple(graph.dynamic_shapes[i]) for i in order] if graph.dynamic_shapes else None
             _to_onnx(mx, prefix, [tuple(graph.input_shapes[i]) for i in order],
                      [graph.dtypes[i] for i in order], out, dynamic,
-                     f"{model_name} (graph {graph.name!r})")
+                     model_name if len(graphs) == 1 else f"{model_name} (graph {graph.name!r})")
             _in_call_order(out, sym.list_outputs())
         files.append(out)
     return files

@@ -118,7 +118,6 @@ def measure(name: str) -> OnnxPortability:
     (or differs) at the second size that way, it is exported again with fixed shapes, and
     the second size gets a file of its own, so the row records fixed shapes.
     """
-    from gluon_hub_deploy import export
     from gluon_hub_deploy._export import OnnxExportError
 
     spec = info(name)
@@ -143,8 +142,7 @@ def measure(name: str) -> OnnxPortability:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "model.onnx"
         try:
-            export(net, path, format="onnx", input_shape=shapes, dtype=dtypes,
-                   dynamic_batch=True, dynamic_spatial=image_like)
+            _export_onnx(net, path, shapes, dtypes, name, free=True, spatial=image_like)
             dynamic = True
         except OnnxExportError as error:
             return _blocked(fingerprint, str(error))
@@ -165,7 +163,7 @@ def measure(name: str) -> OnnxPortability:
             if second_worst > TOLERANCE:
                 dynamic = False
                 fixed = Path(tmp) / "second.onnx"
-                export(net, fixed, format="onnx", input_shape=seconds, dtype=dtypes)
+                _export_onnx(net, fixed, seconds, dtypes, name, free=False, spatial=False)
                 second_worst = _relative_difference(second_expected, _onnx_outputs(fixed, second))
                 if second_worst > TOLERANCE:
                     return _blocked(fingerprint, f"at {seconds} onnxruntime's outputs differ from MXNet's "
@@ -175,6 +173,18 @@ def measure(name: str) -> OnnxPortability:
     return OnnxPortability(status="exportable", fingerprint=fingerprint, opset=_opset(),
                            input_shapes=tuple(recorded) if dynamic else tuple(shapes),
                            max_rel_diff=float(f"{worst:.2e}"))
+
+
+def _export_onnx(net: Any, path: Path, shapes: list[tuple[int, ...]], dtypes: list[str], name: str,
+                 free: bool, spatial: bool) -> None:
+    """``export(net, path, format="onnx", ...)``, with errors naming the model ``name``."""
+    from gluon_hub.specs import ExportGraph
+    from gluon_hub_deploy._export import _dynamic_axes
+    from gluon_hub_deploy._graphs import export_graphs
+
+    dynamic = _dynamic_axes(shapes, free, spatial)
+    export_graphs([ExportGraph(name="model", block=net, input_shapes=tuple(shapes), dtypes=tuple(dtypes),
+                               dynamic_shapes=tuple(dynamic or ()))], path, "onnx", 0, name)
 
 
 def _graph_inputs(shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str], seed: int) -> list[np.ndarray]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime
-import pytest
 
 import gluon_hub
 from gluon_hub.compat import mx
@@ -14,11 +13,9 @@ from gluon_hub.compat import mx
 _NAME = "siamrpn_alexnet_v2_otb15"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "gluon_hub_deploy._export._to_onnx pairs input_shape with sym.list_inputs(), the order the "
-    "graph reads its inputs (data1 before data0 in SiamRPN), not call order; _graphs.py already "
-    "reorders by _input_index for export_graphs, _to_onnx does not. Remove this mark with that fix."))
 def test_siamrpn_fixed_shapes_by_name_keep_call_order(tmp_path):
+    """The inputs and outputs keep call order: mxnet.onnx lists the search image (read first
+    by the graph) before the template, which gave the template the search image's shape."""
     (by_name,) = gluon_hub.export(_NAME, tmp_path / "by-name.onnx", format="onnx",
                                   input_shape=[(1, 3, 127, 127), (1, 3, 287, 287)])
     session = onnxruntime.InferenceSession(str(by_name), providers=["CPUExecutionProvider"])
