@@ -333,7 +333,7 @@ def count_parameters(net: Any) -> int:
     not learned either. Frozen weights (``grad_req="null"``, such as textCNN's static
     embedding) still count.
     """
-    import mxnet as mx
+    from .compat import mx
 
     return sum(
         p.data().size for p in net.collect_params().values()
