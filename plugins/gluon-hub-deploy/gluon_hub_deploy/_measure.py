@@ -90,10 +90,17 @@ def _onnx_outputs(path: Path, arrays: list[np.ndarray]) -> list[np.ndarray]:
     return session.run(None, feed)
 
 
-def _relative_difference(expected: list[np.ndarray], actual: list[np.ndarray]) -> float:
-    """The largest ``max|actual - expected| / max|expected|`` over the outputs."""
+def _relative_difference(expected: list[np.ndarray], actual: list[np.ndarray], detections: bool = False) -> float:
+    """The largest ``max|actual - expected| / max|expected|`` over the outputs (a detector's
+    kept detections compared as a set, see :func:`_as_detections`)."""
     if len(expected) != len(actual):
         raise ValueError(f"onnxruntime gave {len(actual)} outputs, MXNet {len(expected)}")
+    if detections:
+        sets = _as_detections(expected), _as_detections(actual)
+        if sets[0] is not None and sets[1] is not None:
+            if len(sets[0][0]) != len(sets[1][0]):
+                raise ValueError(f"onnxruntime keeps {len(sets[1][0])} detections, MXNet {len(sets[0][0])}")
+            expected, actual = sets[0], sets[1]
     worst = 0.0
     for e, a in zip(expected, actual):
         if e.shape != a.shape:
@@ -105,6 +112,31 @@ def _relative_difference(expected: list[np.ndarray], actual: list[np.ndarray]) -
             raise ValueError("MXNet's or onnxruntime's outputs are not finite")
         worst = max(worst, diff / scale if scale > 0 else diff)
     return worst
+
+
+_DETECTION_TASKS = ("object-detection", "instance-segmentation")
+
+
+def _as_detections(outputs: list[np.ndarray]) -> list[np.ndarray] | None:
+    """A detector's outputs (ids, scores, boxes, then per-detection extras such as masks)
+    with the kept detections (id >= 0) in one canonical order: by score, then id and box.
+
+    Top-k and NMS break ties between equal scores differently in onnxruntime and MXNet, so
+    detections are compared as a set; ``None`` when the outputs are not shaped so.
+    """
+    if len(outputs) < 3:
+        return None
+    ids, scores, boxes = outputs[:3]
+    if not (ids.ndim == scores.ndim == boxes.ndim == 3 and ids.shape[2] == scores.shape[2] == 1
+            and boxes.shape[2] == 4 and ids.shape[:2] == scores.shape[:2] == boxes.shape[:2]):
+        return None
+    rows = np.concatenate([ids, scores, boxes], axis=-1).reshape(-1, 6).astype(np.float64)
+    kept = np.flatnonzero(rows[:, 0] >= 0)
+    rows = rows[kept]
+    keys = [np.round(rows[:, c], 3) for c in (5, 4, 3, 2, 0)] + [-np.round(rows[:, 1], 4)]
+    order = kept[np.lexsort(keys)] if len(kept) else kept
+    flat = [o.reshape(ids.shape[0] * ids.shape[1], *o.shape[2:]) for o in outputs]
+    return [f[order] for f in flat]
 
 
 def _blocked(fingerprint: str, why: str) -> OnnxPortability:
@@ -131,6 +163,7 @@ def measure(name: str) -> OnnxPortability:
     seconds = ([second_shape(shapes[0], True), *shapes[1:]] if image_like
                else [_shape(s, _FREE * 2) for s in inputs] if text_like else None)
     dtypes = [(s.dtype or "float32") for s in inputs]
+    detections = spec.task in _DETECTION_TASKS
     net = _he_initialised(name)
     if spec.export_graphs:
         return _measure_graphs(spec, net, shapes[0], fingerprint)
@@ -147,7 +180,7 @@ def measure(name: str) -> OnnxPortability:
         except OnnxExportError as error:
             return _blocked(fingerprint, str(error))
         try:
-            worst = _relative_difference(expected, _onnx_outputs(path, first))
+            worst = _relative_difference(expected, _onnx_outputs(path, first), detections)
         except Exception as error:  # noqa: BLE001
             return _blocked(fingerprint, f"onnxruntime failed to run the exported graph: {error}")
         if worst > TOLERANCE:
@@ -157,14 +190,14 @@ def measure(name: str) -> OnnxPortability:
             second = _inputs(spec, seconds, 1)
             second_expected = _mxnet_outputs(net, second)
             try:
-                second_worst = _relative_difference(second_expected, _onnx_outputs(path, second))
+                second_worst = _relative_difference(second_expected, _onnx_outputs(path, second), detections)
             except Exception:  # noqa: BLE001  (the graph fixes a shape: export per size below)
                 second_worst = math.inf
             if second_worst > TOLERANCE:
                 dynamic = False
                 fixed = Path(tmp) / "second.onnx"
                 _export_onnx(net, fixed, seconds, dtypes, name, free=False, spatial=False)
-                second_worst = _relative_difference(second_expected, _onnx_outputs(fixed, second))
+                second_worst = _relative_difference(second_expected, _onnx_outputs(fixed, second), detections)
                 if second_worst > TOLERANCE:
                     return _blocked(fingerprint, f"at {seconds} onnxruntime's outputs differ from MXNet's "
                                                  f"by {second_worst:.1e} of their scale")
