@@ -7,12 +7,12 @@ out-of-date one and filtering on them needs neither, so it lives in the core.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ._cache._hashing import hash_bytes
 from .specs import ModelSpec, OnnxPortability, _from_jsonable, _to_jsonable
 
 __all__ = ["PORTABILITY_FILE", "spec_fingerprint", "rows_file", "read_rows", "write_rows",
@@ -33,7 +33,7 @@ def spec_fingerprint(spec: ModelSpec) -> str:
         "num_params": spec.num_params,
     }
     text = json.dumps(measured, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return hash_bytes(text.encode("utf-8")).partition(":")[2][:16]
 
 
 def rows_file(plugin_module: str) -> Path | None:

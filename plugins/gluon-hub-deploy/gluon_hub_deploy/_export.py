@@ -195,11 +195,9 @@ def _check_operators(sym: Any, model_name: str) -> None:
     """Name every operator of ``sym`` that no registered converter writes, before converting."""
     import json
 
-    from gluon_hub_deploy.onnx_converters._common import OPSET
+    from gluon_hub_deploy.onnx_converters._common import OPSET, mxnet_graph
 
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
-    known = set().union(*(ops for version, ops in MXNetGraph.registry_.items() if version <= OPSET))
+    known = set().union(*(ops for version, ops in mxnet_graph().registry_.items() if version <= OPSET))
     ops = {node["op"] for node in json.loads(sym.tojson())["nodes"]}
     blocked = sorted(op for op in ops if op in _NOT_PORTABLE)
     if blocked:
@@ -246,9 +244,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
         raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub-deploy', 'onnx')} (the "
                           "[onnx] extra of gluon-hub-deploy)") from None
     from gluon_hub_deploy.onnx_converters import register_converters
-    from gluon_hub_deploy.onnx_converters._common import OPSET, inferred_shapes
-
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+    from gluon_hub_deploy.onnx_converters._common import OPSET, inferred_shapes, mxnet_graph
 
     register_converters()
     sym = mx.sym.load(f"{prefix}-symbol.json")
@@ -260,7 +256,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     types = [onnx.helper.np_dtype_to_tensor_dtype(np.dtype(d)) for d in dtypes]
     try:
         with inferred_shapes(sym, known), _checked_at_opset(onnx, OPSET):
-            graph = MXNetGraph().create_onnx_graph_proto(
+            graph = mxnet_graph()().create_onnx_graph_proto(
                 sym, params, shapes, types, opset_version=OPSET,
                 dynamic=dynamic_axes is not None, dynamic_input_shapes=dynamic_axes)
     except Exception as error:  # noqa: BLE001  (any converter failure becomes one clear error)

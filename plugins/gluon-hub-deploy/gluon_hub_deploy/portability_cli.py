@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the plugin command; returns the exit code (1 if any model is blocked)."""
+    """Entry point of the plugin command; returns the exit code (1 if any model is blocked or
+    could not be measured)."""
     args = build_parser().parse_args(argv)
     specs = _selected(args)
     if not specs and args.missing:
@@ -48,12 +49,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError("no model matches; see 'gluon-hub list'")
     from ._measure import measure
 
-    blocked = 0
+    blocked = failed = 0
     for index, spec in enumerate(specs, 1):
         start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # MXNet's and onnx's deprecation chatter, once per model
-            row = measure(spec.qualified_name)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # MXNet's and onnx's deprecation chatter, once per model
+                row = measure(spec.qualified_name)
+        except Exception as error:  # noqa: BLE001  (one model's failure must not end a long run)
+            failed += 1
+            print(f"[{index}/{len(specs)}] {spec.qualified_name}: not measured: {type(error).__name__}: "
+                  f"{error}", flush=True)
+            continue
         took = time.perf_counter() - start
         if row.status == "blocked":
             blocked += 1
@@ -64,11 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{index}/{len(specs)}] {spec.qualified_name}: {text} [{took:.1f} s]", flush=True)
         if args.write:
             _store(spec, row)
-    print(f"{len(specs) - blocked} exportable, {blocked} blocked"
+    print(f"{len(specs) - blocked - failed} exportable, {blocked} blocked"
+          + (f", {failed} not measured (errors above)" if failed else "")
           + ("" if args.write else " (not stored: add --write)"))
     if args.write:
         print("now run 'gluon-hub registry build' to copy the rows into registry.json")
-    return 1 if blocked else 0
+    return 1 if blocked or failed else 0
 
 
 def _selected(args: argparse.Namespace) -> list[Any]:

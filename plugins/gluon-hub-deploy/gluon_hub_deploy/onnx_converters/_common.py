@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["OPSET", "register", "node_inputs", "constant", "int_tuple", "flag", "input_shape", "inferred_shapes"]
+__all__ = ["OPSET", "register", "mxnet_graph", "node_inputs", "constant", "int_tuple", "flag", "input_shape", "inferred_shapes"]
 
 OPSET = 13
 
@@ -25,9 +25,15 @@ _SHAPES: contextvars.ContextVar[dict[tuple[int, int], tuple[int, ...]]] = contex
 
 def register(op_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a converter for ``op_name`` at :data:`OPSET` in ``mxnet.onnx``'s registry."""
-    from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
+    return mxnet_graph().register(op_name, OPSET)
 
-    return MXNetGraph.register(op_name, OPSET)
+
+def mxnet_graph() -> Any:
+    """``mxnet.onnx``'s graph converter class, whose registry holds every converter (MXNet is
+    imported through the hub's compat module, which says how to install it)."""
+    from gluon_hub.compat import mx
+
+    return mx.onnx.mx2onnx._export_onnx.MXNetGraph
 
 
 def node_inputs(node: dict[str, Any], kwargs: dict[str, Any]) -> tuple[str, list[str], dict[str, str]]:

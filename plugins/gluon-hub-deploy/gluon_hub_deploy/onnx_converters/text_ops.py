@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mxnet.onnx.mx2onnx._export_onnx import MXNetGraph
-
-from ._common import int_tuple, node_inputs, register
-
-_mxnet_convolution = MXNetGraph.registry_[12]["Convolution"]
+from ._common import int_tuple, mxnet_graph, node_inputs, register
 
 
 @register("Convolution")
@@ -24,7 +20,7 @@ def convert_convolution(node: dict[str, Any], **kwargs: Any) -> list:
 
     name, inputs, attrs = node_inputs(node, kwargs)
     if attrs.get("layout") != "NCW":
-        return _mxnet_convolution(node, **kwargs)
+        return mxnet_graph().registry_[12]["Convolution"](node, **kwargs)  # MXNet's own converter
     conv: dict[str, Any] = {"group": int(attrs.get("num_group", 1))}
     for mx_name, onnx_name in (("kernel", "kernel_shape"), ("stride", "strides"),
                                ("dilate", "dilations")):
