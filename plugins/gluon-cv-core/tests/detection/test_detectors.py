@@ -25,6 +25,7 @@ from cv_testlib.detection import (
     strictly_loaded,
     structure,
 )
+from cv_testlib.rcnn import TEST_PROPOSALS, shrink, shrunk_options
 
 import gluon_hub
 from gluon_hub.compat import mx
@@ -312,16 +313,14 @@ def _strictly_copied(net, params: dict):
 
 @pytest.mark.parametrize("name", OTHER_RCNNS)
 def test_other_rcnn_inference_matches_gluoncv_hybridized_and_not(name: str) -> None:
-    from test_faster_rcnn import TEST_PROPOSALS, _shrink, _shrunk_options
-
     reference = _reference(name)
     reference.initialize()
-    _shrink(reference, 1)
+    shrink(reference, 1)
     with roialign_without_negative_batch_indices():
         reference(mx.nd.zeros((1, 3, *OTHER_RCNNS[name][0])))  # shapes known: randomize
     randomize(reference, seed=0)
     params = {k: p.data() for k, p in reference._collect_params_with_prefix().items()}
-    ours = _strictly_copied(build_ours(name, **_shrunk_options(1)), params)
+    ours = _strictly_copied(build_ours(name, **shrunk_options(1)), params)
     expected = {}
     with roialign_without_negative_batch_indices():
         for size in OTHER_RCNNS[name]:

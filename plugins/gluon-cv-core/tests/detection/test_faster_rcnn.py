@@ -25,19 +25,17 @@ from cv_testlib.detection import (
     running_stats,
     strictly_loaded,
 )
+from cv_testlib.rcnn import TEST_PROPOSALS, shrink, shrunk_options
 
 import gluon_hub
 from gluon_cv_core.detection.classes import VOC_CLASSES
 from gluon_hub.compat import mx
 
 import gluoncv  # noqa: E402  (test-only reference; after the compat shim)
-from gluoncv.model_zoo.rcnn.faster_rcnn.rcnn_target import RCNNTargetGenerator
 
 pytestmark = pytest.mark.parity
 
 MODELS = [n for n in gluon_hub.list_models(plugin="cv", task="object-detection") if n.startswith("faster_rcnn_")]
-#: proposals per image in inference, and for training: proposals kept, regions sampled
-TEST_PROPOSALS, TRAIN_PROPOSALS, SAMPLES = 16, 48, 16
 
 
 def _reference(name: str):
@@ -101,21 +99,6 @@ FAMILIES = {
 }
 
 
-def _shrink(reference, batch: int) -> None:
-    """Fewer proposals and samples in GluonCV's network (its constructors do not take them)."""
-    reference._rpn_test_post_nms = reference.rpn._test_post_nms = TEST_PROPOSALS
-    reference.rpn._train_post_nms = reference.sampler._num_proposal = TRAIN_PROPOSALS
-    reference._num_sample = reference.sampler._num_sample = SAMPLES
-    reference.sampler._max_pos = int(round(SAMPLES * 0.25))
-    reference._batch_size = reference.sampler._num_image = batch
-    reference._target_generator = lambda: RCNNTargetGenerator(reference.num_class, reference.sampler._max_pos, batch)
-
-
-def _shrunk_options(batch: int) -> dict:
-    return dict(rpn_test_post_nms=TEST_PROPOSALS, rpn_train_post_nms=TRAIN_PROPOSALS, num_sample=SAMPLES,
-                per_device_batch_size=batch)
-
-
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """``saved(name)``: a file of random parameters written by GluonCV's model, made once."""
@@ -123,7 +106,7 @@ def saved(tmp_path_factory):
     def warmed(name: str):
         reference = _reference(name)
         reference.initialize()
-        _shrink(reference, 1)
+        shrink(reference, 1)
         with roialign_without_negative_batch_indices():
             reference(mx.nd.zeros((1, 3, 96, 128)))
         return reference
@@ -133,8 +116,8 @@ def saved(tmp_path_factory):
 
 def _pair(name: str, path: str, batch: int = 1):
     reference = strictly_loaded(_reference(name), path)
-    _shrink(reference, batch)
-    return reference, strictly_loaded(build_ours(name, **_shrunk_options(batch)), path)
+    shrink(reference, batch)
+    return reference, strictly_loaded(build_ours(name, **shrunk_options(batch)), path)
 
 
 @pytest.mark.parametrize("name", FAMILIES)

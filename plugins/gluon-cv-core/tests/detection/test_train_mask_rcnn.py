@@ -310,7 +310,7 @@ def test_detection_samples_are_refused_with_the_instance_script(tmp_path) -> Non
     assert isinstance(recipe, MaskRCNNRecipe) and recipe.defaults == MASK_DEFAULTS
     assert isinstance(recipe_for("custom_mask_rcnn_fpn", net), MaskRCNNRecipe)
     voc = _Items([(mx.nd.zeros((20, 20, 3), dtype="uint8"), np.array([[1, 1, 10, 10, 0]], np.float32))])
-    with pytest.raises(ValueError, match="scripts.train_instance"):
+    with pytest.raises(ValueError, match="python -m gluon_cv_core.detection.train_instance"):
         recipe.training_data(TrainingSamples(voc, 80))
     # the detection evaluation scores a Mask R-CNN's boxes on COCO, scaled back like Faster R-CNN's
     from gluon_cv_core.datasets.coco import COCODetection
