@@ -279,3 +279,22 @@ def _opset() -> int:
     from gluon_hub_deploy.onnx_converters._common import OPSET
 
     return OPSET
+
+
+def _main() -> None:
+    """``python -m gluon_hub_deploy._measure NAME``: the row as JSON on the last line of
+    stdout (``gluon-hub portability`` runs one such process per model)."""
+    import json
+    import sys
+    import warnings
+
+    from gluon_hub.specs import _to_jsonable
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MXNet's and onnx's deprecation chatter
+        row = measure(sys.argv[1])
+    print(json.dumps(_to_jsonable(row)))
+
+
+if __name__ == "__main__":
+    _main()

@@ -9,9 +9,10 @@ measured and ``--missing`` goes on from there.
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -47,19 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not specs:
         raise ValueError("no model matches; see 'gluon-hub list'")
-    from ._measure import measure
-
     blocked = failed = 0
     for index, spec in enumerate(specs, 1):
         start = time.perf_counter()
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # MXNet's and onnx's deprecation chatter, once per model
-                row = measure(spec.qualified_name)
-        except Exception as error:  # noqa: BLE001  (one model's failure must not end a long run)
+            row = _measure_apart(spec.qualified_name)
+        except RuntimeError as error:  # one model's failure must not end a long run
             failed += 1
-            print(f"[{index}/{len(specs)}] {spec.qualified_name}: not measured: {type(error).__name__}: "
-                  f"{error}", flush=True)
+            print(f"[{index}/{len(specs)}] {spec.qualified_name}: not measured: {error}", flush=True)
             continue
         took = time.perf_counter() - start
         if row.status == "blocked":
@@ -77,6 +73,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write:
         print("now run 'gluon-hub registry build' to copy the rows into registry.json")
     return 1 if blocked or failed else 0
+
+
+def _measure_apart(name: str) -> Any:
+    """Measure ``name`` in a process of its own, so that a model which exhausts memory or
+    crashes inside MXNet or onnxruntime costs only its own row."""
+    from gluon_hub.specs import OnnxPortability, _from_jsonable
+
+    child = subprocess.run([sys.executable, "-m", "gluon_hub_deploy._measure", name],
+                           capture_output=True, text=True)
+    if child.returncode != 0:
+        died = (f"killed by signal {-child.returncode}" + (" (out of memory?)" if child.returncode == -9 else "")
+                if child.returncode < 0 else f"exit code {child.returncode}")
+        last = (child.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"the measuring process ended with {died}: {last}")
+    return _from_jsonable(OnnxPortability, json.loads(child.stdout.strip().splitlines()[-1]))
 
 
 def _selected(args: argparse.Namespace) -> list[Any]:

@@ -23,7 +23,9 @@ def gluon_hub_models():
     return [ModelSpec(name="porta_conv", factory="porta_models:conv_net", task="demo", input=image,
                       description="a small convolutional classifier"),
             ModelSpec(name="porta_dcn", factory="porta_models:dcn_net", task="demo", input=image,
-                      description="a deformable convolution")]
+                      description="a deformable convolution"),
+            ModelSpec(name="porta_crash", factory="porta_models:crash", task="demo", input=image,
+                      description="a factory whose process dies, as one out of memory does")]
 '''
 
 MODELS = '''
@@ -35,6 +37,10 @@ def conv_net():
     net.add(gluon.nn.Conv2D(8, 3, strides=2, padding=1), gluon.nn.BatchNorm(), gluon.nn.Activation("relu"),
             gluon.nn.GlobalAvgPool2D(), gluon.nn.Dense(5))
     return net
+
+def crash():
+    import os, signal
+    os.kill(os.getpid(), signal.SIGKILL)
 
 def dcn_net():
     net = gluon.nn.HybridSequential()
@@ -81,7 +87,7 @@ def test_measure_write_show_and_filter(site: Path):
     listed = hub(site, "list", "--portable", "--plugin", "porta")
     assert "porta_conv" in listed.stdout and "porta_dcn" not in listed.stdout
 
-    resumed = hub(site, "portability", "--plugin", "porta", "--missing")
+    resumed = hub(site, "portability", "porta_conv", "porta_dcn", "--missing")
     assert resumed.returncode == 0 and "every selected model has a row" in resumed.stdout
 
 
@@ -89,3 +95,12 @@ def test_unknown_name_is_a_clear_error(site: Path):
     run = hub(site, "portability", "porta_nothing")
     assert run.returncode == 1
     assert "no model named 'porta_nothing'" in run.stderr
+
+
+def test_a_model_whose_process_dies_costs_only_its_row(site: Path):
+    run = hub(site, "portability", "porta_crash", "porta_conv", "--write")
+    assert run.returncode == 1
+    assert "porta/porta_crash: not measured: the measuring process ended with killed by signal 9" in run.stdout
+    assert "porta/porta_conv: exportable" in run.stdout
+    assert "1 exportable, 0 blocked, 1 not measured" in run.stdout
+    assert list(json.loads((site / "portability.json").read_text())["models"]) == ["porta_conv"]
