@@ -59,8 +59,17 @@ def _inputs(spec: ModelSpec, shapes: Sequence[tuple[int, ...]], seed: int) -> li
 def _he_initialised(name: str) -> Any:
     from gluon_hub.compat import mx
 
+    class HeOrZero(mx.init.Xavier):
+        """He for weights; zero for a vector the network named as a weight (FPN's lateral biases)."""
+
+        def _init_weight(self, name: str, arr: Any) -> None:
+            if len(arr.shape) < 2:
+                arr[:] = 0
+            else:
+                super()._init_weight(name, arr)
+
     net = load(name)
-    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net.initialize(HeOrZero(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
     net.hybridize()
     return net
 
