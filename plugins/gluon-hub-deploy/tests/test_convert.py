@@ -28,6 +28,8 @@ from gluon_hub.compat import mx
 from gluon_hub.publishing import fetch_converted, serve
 from gluon_hub_deploy._convert import convert
 
+pytestmark = pytest.mark.portability  # whole models against MXNet: the 3.11 leg (pyproject.toml)
+
 MODEL = "cifar_resnet20_v1"
 ROOT = Path(__file__).resolve().parents[3]
 CLI = Path(sys.executable).parent / "gluon-hub"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.portability  # whole models against MXNet: the 3.11 leg (pyproject.toml)
+
 
 def test_tsn_exports(onnx_matches_mxnet):
     print("resnet18_v1b_kinetics400", onnx_matches_mxnet("resnet18_v1b_kinetics400", [(1, 3, 64, 64), (2, 3, 96, 80)]))

@@ -11,6 +11,8 @@ import pytest
 import gluon_hub
 from gluon_hub.compat import mx
 
+pytestmark = pytest.mark.portability  # whole models against MXNet: the 3.11 leg (pyproject.toml)
+
 
 @pytest.mark.parametrize("name", ["cyclegan_resnet_6blocks", "cyclegan_patchgan_70"])
 def test_cyclegan_exports(onnx_matches_mxnet, name):

@@ -4,9 +4,12 @@ sizes on one graph with dynamic axes."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import gluon_hub
 from gluon_hub.compat import mx
+
+pytestmark = pytest.mark.portability  # whole models against MXNet: the 3.11 leg (pyproject.toml)
 
 
 def _disparity_logits_in_trained_range(net, x, largest=10.0):

@@ -77,6 +77,7 @@ def _detections(ids, scores, boxes):
     # its 40 top-k peaks tie at score 1 here; ~17 s on two cores
     pytest.param("center_net_resnet18_v1b_voc", (256, 192), marks=pytest.mark.slow),
 ])
+@pytest.mark.portability
 def test_detector_exports_by_name(tmp_path, name, sizes):
     """Random He weights give confident, overlapping detections: NMS has work to do, and the
     kept detections of onnxruntime and MXNet must be the same ones, with the same values (in

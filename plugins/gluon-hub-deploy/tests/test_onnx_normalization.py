@@ -33,5 +33,6 @@ def test_group_norm_matches_mxnet(tmp_path, groups, shapes):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
 
 
+@pytest.mark.portability
 def test_resnet_with_group_norm_exports(onnx_matches_mxnet):
     print("resnet50_v1b_gn", onnx_matches_mxnet("resnet50_v1b_gn", [(1, 3, 64, 64), (2, 3, 96, 80)]))

@@ -50,6 +50,7 @@ def test_splits_run_at_the_declared_opset(tmp_path, split):
         np.testing.assert_array_equal(g, e)
 
 
+@pytest.mark.portability
 def test_distilbert_exports(tmp_path):
     net = gluon_hub.load("distilbert_6_768_12")
     net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
@@ -83,6 +84,7 @@ def test_a_converter_failure_names_the_model_and_operator(tmp_path):
     assert "Traceback" not in str(caught.value)
 
 
+@pytest.mark.portability
 def test_export_by_name_runs_at_a_second_size(tmp_path):
     (path,) = gluon_hub.export("shufflenet_v2", tmp_path / "shufflenet.onnx", format="onnx",
                                input_shape=(1, 3, 64, 64), dynamic_batch=True, dynamic_spatial=True)
@@ -92,6 +94,7 @@ def test_export_by_name_runs_at_a_second_size(tmp_path):
     assert scores.shape == (2, 1000)
 
 
+@pytest.mark.portability
 def test_a_dcnv2_model_by_name_is_named_not_portable(tmp_path):
     with pytest.raises(OnnxExportError, match=r"^center_net_resnet18_v1b_dcnv2_voc is not portable to ONNX "
                                               r"\(_contrib_ModulatedDeformableConvolution: .*DCNv2"):

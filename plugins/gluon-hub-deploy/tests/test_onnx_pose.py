@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.portability  # whole models against MXNet: the 3.11 leg (pyproject.toml)
+
 
 @pytest.mark.parametrize("name", ["simple_pose_resnet18_v1b", "mobile_pose_mobilenetv3_small"])
 def test_pose_exports(onnx_matches_mxnet, name):

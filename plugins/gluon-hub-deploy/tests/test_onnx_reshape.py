@@ -39,6 +39,7 @@ def test_reshape_codes_match_mxnet_at_two_shapes(tmp_path, codes, reverse):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.portability
 def test_shufflenet_v2_exports(onnx_matches_mxnet):
     diffs = onnx_matches_mxnet("shufflenet_v2", [(1, 3, 64, 64), (2, 3, 96, 96)])
     print("shufflenet_v2", diffs)

@@ -46,6 +46,7 @@ def test_bilinear_resize_modes_match_mxnet(tmp_path, attrs, align_corners):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
 
 
+@pytest.mark.portability
 def test_fast_scnn_exports(onnx_matches_mxnet):
     print("fastscnn_citys", onnx_matches_mxnet("fastscnn_citys", [(1, 3, 64, 64), (2, 3, 96, 80)]))
 
@@ -53,5 +54,6 @@ def test_fast_scnn_exports(onnx_matches_mxnet):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["fcn_resnet50_voc", "psp_resnet50_ade", "deeplab_resnet101_voc",
                                   "deeplab_resnest50_ade", "danet_resnet50_citys", "icnet_resnet50_citys"])
+@pytest.mark.portability
 def test_segmentation_exports(onnx_matches_mxnet, name):
     print(name, onnx_matches_mxnet(name, [(1, 3, 64, 64), (2, 3, 96, 80)]))

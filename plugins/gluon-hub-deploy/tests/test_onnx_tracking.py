@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime
+import pytest
 
 import gluon_hub
 from gluon_hub.compat import mx
+
+pytestmark = pytest.mark.portability  # whole models against MXNet: the 3.11 leg (pyproject.toml)
 
 _NAME = "siamrpn_alexnet_v2_otb15"
 
