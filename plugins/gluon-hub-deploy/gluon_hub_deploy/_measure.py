@@ -189,9 +189,13 @@ def measure(name: str) -> OnnxPortability:
         except OnnxExportError as error:
             return _blocked(fingerprint, str(error))
         try:
-            worst = _relative_difference(expected, _onnx_outputs(path, first), detections)
+            got = _onnx_outputs(path, first)
         except Exception as error:  # noqa: BLE001
             return _blocked(fingerprint, f"onnxruntime failed to run the exported graph: {error}")
+        try:
+            worst = _relative_difference(expected, got, detections)
+        except ValueError as error:
+            return _blocked(fingerprint, f"onnxruntime's outputs differ from MXNet's: {error}")
         if worst > TOLERANCE:
             return _blocked(fingerprint, f"onnxruntime's outputs differ from MXNet's by {worst:.1e} "
                                          f"of their scale (tolerance {TOLERANCE:.0e})")
