@@ -80,13 +80,16 @@ def export_graphs(graphs: list[ExportGraph], target: Path, format: str, epoch: i
             block.export(prefix, epoch=0)
             sym = mx.sym.load(f"{prefix}-symbol.json")
             # mxnet.onnx pairs the shapes with the symbol's inputs in the order the graph
-            # first reads them, not in call order (data0, data1, ...).
-            order = [_input_index(n) for n in sym.list_inputs() if re.fullmatch(r"data\d*", n)]
+            # first reads them, not in call order (data0, data1, ...). A SymbolBlock's own
+            # input names (data, like) carry no call position: they keep the symbol's order.
+            names = [n for n in sym.list_inputs() if re.fullmatch(r"data\d*", n)]
+            positional = len(names) == len(graph.input_shapes)
+            order = [_input_index(n) for n in names] if positional else list(range(len(graph.input_shapes)))
             dynamic = [tuple(graph.dynamic_shapes[i]) for i in order] if graph.dynamic_shapes else None
             _to_onnx(mx, prefix, [tuple(graph.input_shapes[i]) for i in order],
                      [graph.dtypes[i] for i in order], out, dynamic,
                      model_name if len(graphs) == 1 else f"{model_name} (graph {graph.name!r})")
-            _in_call_order(out, sym.list_outputs())
+            _in_call_order(out, sym.list_outputs(), positional)
         files.append(out)
     return files
 
@@ -106,7 +109,7 @@ def _onnx_output_name(mx_name: str) -> str:
     return mx_name
 
 
-def _in_call_order(path: Path, mx_outputs: list[str]) -> None:
+def _in_call_order(path: Path, mx_outputs: list[str], positional_inputs: bool = True) -> None:
     """Put the ONNX inputs in call order (``data0``, ``data1``, ...) and the outputs in the
     block's output order (scores first, then the states).
 
@@ -117,9 +120,10 @@ def _in_call_order(path: Path, mx_outputs: list[str]) -> None:
     import onnx
 
     proto = onnx.load(str(path))
-    inputs = sorted(proto.graph.input, key=lambda i: _input_index(i.name))
-    del proto.graph.input[:]
-    proto.graph.input.extend(inputs)
+    if positional_inputs:
+        inputs = sorted(proto.graph.input, key=lambda i: _input_index(i.name))
+        del proto.graph.input[:]
+        proto.graph.input.extend(inputs)
     by_name = {o.name: o for o in proto.graph.output}
     ordered = [by_name[_onnx_output_name(name)] for name in mx_outputs]
     del proto.graph.output[:]
