@@ -16,7 +16,7 @@ from ._cache._hashing import hash_bytes
 from .specs import ModelSpec, OnnxPortability, _from_jsonable, _to_jsonable
 
 __all__ = ["PORTABILITY_FILE", "spec_fingerprint", "rows_file", "read_rows", "write_rows",
-           "attach", "is_current", "is_portable"]
+           "attach", "shapes_text", "is_current", "is_portable"]
 
 PORTABILITY_FILE = "portability.json"
 _SCHEMA = "gluon-hub-portability/1"
@@ -85,3 +85,8 @@ def is_current(spec: ModelSpec) -> bool:
 def is_portable(spec: ModelSpec) -> bool:
     """Exported and checked against MXNet, on the current spec."""
     return is_current(spec) and spec.onnx is not None and spec.onnx.status == "exportable"
+
+
+def shapes_text(row: OnnxPortability) -> str:
+    """The exported inputs' shapes as ``?x3x?x?`` (``?`` a dynamic axis), space-separated."""
+    return " ".join("x".join("?" if d is None else str(d) for d in s) for s in row.input_shapes)

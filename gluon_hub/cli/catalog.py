@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from .._portability import is_current, is_portable
+from .._portability import is_current, is_portable, shapes_text
 from ._table import format_table, human_count, human_size, plural
 
 KINDS = ("models", "datasets", "losses", "batchify")
@@ -117,7 +117,7 @@ def _onnx_line(spec: Any) -> str:
     row = spec.onnx
     if row is None:
         return "not measured (gluon-hub portability NAME, from gluon-hub-deploy, measures it)"
-    shapes = " ".join("x".join("?" if d is None else str(d) for d in s) for s in row.input_shapes)
+    shapes = shapes_text(row)
     if row.status == "blocked":
         text = f"blocked by {row.blocker}"
     else:

@@ -17,6 +17,7 @@ import numpy as np
 from gluon_hub import info, load
 from gluon_hub._portability import spec_fingerprint
 from gluon_hub.specs import InputSpec, ModelSpec, OnnxPortability
+from gluon_hub.testing import _example_shape
 
 __all__ = ["TOLERANCE", "measure", "second_shape"]
 
@@ -27,14 +28,6 @@ TOLERANCE = 1e-4
 _FREE = 16
 
 
-def _shape(spec: InputSpec, free: int) -> tuple[int, ...]:
-    from gluon_hub.testing import _batch_axis
-
-    shape = [free if d is None else d for d in spec.shape or ()]
-    shape.insert(_batch_axis(spec), 1)
-    return tuple(shape)
-
-
 def second_shape(shape: tuple[int, ...], image_like: bool) -> tuple[int, ...]:
     """The other size a model is checked at: height and width three quarters of the
     default's, rounded to a multiple of 32 (what strided backbones need); for other
@@ -43,17 +36,6 @@ def second_shape(shape: tuple[int, ...], image_like: bool) -> tuple[int, ...]:
         return shape
     *lead, h, w = shape
     return (*lead, *(max(32, int(round(d * 0.75 / 32)) * 32) for d in (h, w)))
-
-
-def _inputs(spec: ModelSpec, shapes: Sequence[tuple[int, ...]], seed: int) -> list[np.ndarray]:
-    """Random floats in [-1, 1); ones for integer inputs (valid ids, types and lengths)."""
-    rng = np.random.default_rng(seed)
-    specs = [spec.input, *spec.extra_inputs]
-    arrays = []
-    for input_spec, shape in zip(specs, shapes):
-        dtype = (input_spec.dtype if input_spec is not None else None) or "float32"
-        arrays.append(np.ones(shape, dtype) if "int" in dtype else rng.uniform(-1, 1, shape).astype(dtype))
-    return arrays
 
 
 def _he_initialised(name: str) -> Any:
@@ -166,17 +148,17 @@ def measure(name: str) -> OnnxPortability:
     if spec.input is None or spec.input.shape is None:
         return _blocked(fingerprint, "the spec declares no input shape to export at")
     inputs = [spec.input, *spec.extra_inputs]
-    shapes = [_shape(s, _FREE) for s in inputs]
+    shapes = [_example_shape(s, 1, _FREE) for s in inputs]
     image_like = len(shapes[0]) >= 4 and spec.input.dtype in (None, "float32") and None not in spec.input.shape
     text_like = any(None in (s.shape or ()) for s in inputs)
     seconds = ([second_shape(shapes[0], True), *shapes[1:]] if image_like
-               else [_shape(s, _FREE * 2) for s in inputs] if text_like else None)
+               else [_example_shape(s, 1, _FREE * 2) for s in inputs] if text_like else None)
     dtypes = [(s.dtype or "float32") for s in inputs]
     detections = spec.task in _DETECTION_TASKS
     net = _he_initialised(name)
     if spec.export_graphs:
         return _measure_graphs(spec, net, shapes[0], fingerprint)
-    first = _inputs(spec, shapes, 0)
+    first = _random_inputs(shapes, dtypes, 0)
     try:
         expected = _mxnet_outputs(net, first)
     except Exception as error:  # noqa: BLE001  (recorded in the row, not raised)
@@ -200,7 +182,7 @@ def measure(name: str) -> OnnxPortability:
             return _blocked(fingerprint, f"onnxruntime's outputs differ from MXNet's by {worst:.1e} "
                                          f"of their scale (tolerance {TOLERANCE:.0e})")
         if seconds is not None:
-            second = _inputs(spec, seconds, 1)
+            second = _random_inputs(seconds, dtypes, 1)
             try:
                 second_expected = _mxnet_outputs(net, second)
             except Exception:  # noqa: BLE001  (the model itself takes one size only: alexnet's dense layers)
@@ -239,7 +221,8 @@ def _export_onnx(net: Any, path: Path, shapes: list[tuple[int, ...]], dtypes: li
                                dynamic_shapes=tuple(dynamic or ()))], path, "onnx", 0, name)
 
 
-def _graph_inputs(shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str], seed: int) -> list[np.ndarray]:
+def _random_inputs(shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str], seed: int) -> list[np.ndarray]:
+    """Random floats in [-1, 1); ones for integer inputs (valid ids, types and lengths)."""
     rng = np.random.default_rng(seed)
     return [np.ones(s, d) if "int" in d else rng.uniform(-1, 1, s).astype(d) for s, d in zip(shapes, dtypes)]
 
@@ -264,7 +247,7 @@ def _measure_graphs(spec: ModelSpec, net: Any, input_shape: tuple[int, ...], fin
                 sizes.append(tuple(tuple(2 * fixed if free is None else fixed for fixed, free in zip(s, d))
                                    for s, d in zip(graph.input_shapes, graph.dynamic_shapes)))
             for seed, shapes in enumerate(sizes):
-                arrays = _graph_inputs(shapes, graph.dtypes, seed)
+                arrays = _random_inputs(shapes, graph.dtypes, seed)
                 try:
                     diff = _relative_difference(_mxnet_outputs(graph.block, arrays),
                                                 _onnx_outputs(graph_path(target, graph, len(graphs)), arrays))

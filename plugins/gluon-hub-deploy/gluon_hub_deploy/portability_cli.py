@@ -48,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not specs:
         raise ValueError("no model matches; see 'gluon-hub list'")
+    from gluon_hub._portability import shapes_text
+
     blocked = failed = 0
     for index, spec in enumerate(specs, 1):
         start = time.perf_counter()
@@ -62,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             blocked += 1
             text = f"blocked: {row.blocker}"
         else:
-            shapes = " ".join("x".join("?" if d is None else str(d) for d in s) for s in row.input_shapes)
+            shapes = shapes_text(row)
             text = f"exportable ({shapes}, max relative difference {row.max_rel_diff:.1e})"
         print(f"[{index}/{len(specs)}] {spec.qualified_name}: {text} [{took:.1f} s]", flush=True)
         if args.write:
