@@ -3,7 +3,9 @@
 Run as a user meets it: wheels built by ``scripts/build-wheels.sh``, a fresh venv (no
 system site-packages) with the core really pip-installed, the hint read from the CLI and
 run verbatim in a shell, then the model loaded. Only mxnet and numpy come from the outer
-environment, through a folder of links on a ``.pth`` file, to keep the test fast.
+environment, through a folder of links on a ``.pth`` file, to keep the test fast; a pip
+constraint keeps that numpy's version, as pip keeps the numpy an MXNet environment already
+has (newer pips do not count a ``.pth`` folder as installed and would bring numpy 2).
 """
 
 from __future__ import annotations
@@ -43,13 +45,16 @@ def test_printed_command_installs_the_plugin_in_a_fresh_venv(tmp_path):
     assert run([sys.executable, "-m", "venv", str(venv)]).returncode == 0
     link_heavy_dependencies(venv, tmp_path / "heavy")
     python = venv / "bin" / "python"
+    constraint = tmp_path / "outer-numpy.txt"
+    constraint.write_text(f"numpy=={numpy.__version__}\n")
     [core] = wheels.glob("gluon_hub-*.whl")
     installed = run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                     str(core)])
+                     str(core)], env={**os.environ, "PIP_CONSTRAINT": str(constraint)})
     assert installed.returncode == 0, installed.stderr
 
     env = {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path),
-           "GLUON_HUB_HOME": str(tmp_path / "cache"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+           "GLUON_HUB_HOME": str(tmp_path / "cache"), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+           "PIP_CONSTRAINT": str(constraint)}
     hint = run(["gluon-hub", "info", "resnet18_v1"], env=env, cwd=tmp_path)
     assert hint.returncode == 1, hint.stdout + hint.stderr
     assert "gluon-cv-core plugin, which is not installed; run: pip install " in hint.stderr

@@ -94,7 +94,8 @@ def test_an_mxnet_older_than_1_9_1_is_refused_at_import(no_mxnet_venv, tmp_path)
 
 
 def test_the_mxnet_extra_installs_the_cpu_build(no_mxnet_venv, tmp_path):
-    """``pip install "gluon-hub[mxnet]"`` adds exactly MXNet to the same environment."""
+    """``pip install "gluon-hub[mxnet]"`` adds MXNet to the same environment, and the SciPy that
+    gluon-cv-core brought beside numpy 2 is replaced by one that MXNet can import with numpy 1."""
     checkout = no_mxnet_venv.parents[2] / "checkout"
     _run(no_mxnet_venv, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
          f"{checkout}[mxnet]")
