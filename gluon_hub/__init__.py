@@ -1,4 +1,4 @@
-"""gluon_hub: load any MXNet Gluon model, dataset or loss by name, from any plugin.
+"""gluon_hub: load any MXNet Gluon model, dataset, word embedding or loss by name, from any plugin.
 
 Importing the hub is cheap: plugins are discovered on first use, and model code (and
 mxnet) is imported only when a model is built.
@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from ._api import (
     dataset_info,
+    embedding_info,
     get_batchify,
     get_loss,
     info,
     input_spec,
     list_batchify,
     list_datasets,
+    list_embeddings,
     list_losses,
     list_models,
     load,
     load_dataset,
+    load_embedding,
     plugins,
     register_plugin,
     search,
@@ -45,6 +48,7 @@ from .specs import (
     BatchifySpec,
     CommandSpec,
     DatasetSpec,
+    EmbeddingSpec,
     FileRef,
     InputSpec,
     LossSpec,
@@ -84,6 +88,7 @@ __all__ = [
     "BatchifySpec",
     "CommandSpec",
     "DatasetSpec",
+    "EmbeddingSpec",
     "FileRef",
     "HUB_API_VERSION",
     "HubError",
@@ -106,6 +111,7 @@ __all__ = [
     "__version__",
     "cache",
     "dataset_info",
+    "embedding_info",
     "export",
     "fetch",
     "get_batchify",
@@ -116,10 +122,12 @@ __all__ = [
     "input_spec",
     "list_batchify",
     "list_datasets",
+    "list_embeddings",
     "list_losses",
     "list_models",
     "load",
     "load_dataset",
+    "load_embedding",
     "optimize",
     "plugins",
     "publish",

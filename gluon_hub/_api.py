@@ -11,7 +11,7 @@ from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
 from ._portability import is_portable
 from .errors import ModelBuildError
-from .specs import DatasetSpec, InputSpec, LossSpec, ModelSpec, PluginInfo
+from .specs import DatasetSpec, EmbeddingSpec, InputSpec, LossSpec, ModelSpec, PluginInfo
 
 
 def _names(specs: Sequence[Any], kind: str) -> list[str]:
@@ -273,6 +273,51 @@ def load_dataset(name: str, segment: str | None = None, root: str | None = None,
     try:
         return call_with_checked_kwargs(import_object(spec.factory, owner), owner, {}, kwargs)
     except OfflineMissError as miss:  # one of its files: prefetching the dataset fetches it
+        if not any(f.hash == miss.file_hash for f in spec.files):
+            raise
+        from .cache import prefetch_command
+
+        raise miss.with_command(prefetch_command(spec)) from None
+
+
+def list_embeddings(pattern: str | None = None, *, plugin: str | None = None) -> list[str]:
+    """Names of the installed pretrained word embeddings (``"glove*"``, ``"cc.de.*"`` ...).
+
+    Examples
+    --------
+    >>> import gluon_hub
+    >>> "glove.6B.50d" in gluon_hub.list_embeddings("glove.6B.*")
+    True
+    """
+    return _names(get_hub().catalog("embeddings").select(pattern, plugin), "embeddings")
+
+
+def embedding_info(name: str) -> EmbeddingSpec:
+    """The spec of a word embedding: its family, vector length and file(s) with their hashes.
+
+    A function of its own, as :func:`dataset_info` is, so that :func:`info` keeps returning
+    a :class:`ModelSpec` whatever the name.
+    """
+    return get_hub().lookup("embeddings", name)
+
+
+def load_embedding(name: str, root: str | None = None, **kwargs: Any) -> Any:
+    """The plugin's embedding object for ``name`` (gluon-nlp-core: a ``WordEmbedding``).
+
+    Its file comes through the hash-verified cache (``root`` instead of ``GLUON_HUB_HOME``);
+    offline without it, the error names the ``gluon-hub cache prefetch`` command that fetches
+    it. ``kwargs`` go to the plugin's loader (``unknown_token=`` ...); unknown ones are
+    refused with the accepted ones.
+    """
+    spec = embedding_info(name)
+    owner = f"embedding {spec.qualified_name!r}"
+    loader = import_object(spec.factory, owner)
+    if root is not None:
+        kwargs["root"] = root
+    check_kwargs(loader, owner, kwargs)
+    try:
+        return loader(spec, **kwargs)
+    except OfflineMissError as miss:  # its file: prefetching the embedding by name fetches it
         if not any(f.hash == miss.file_hash for f in spec.files):
             raise
         from .cache import prefetch_command

@@ -89,9 +89,13 @@ class Catalog:
             f"GLUON_HUB_PREFER_PLUGINS={first} (or \"prefer_plugins\": [\"{first}\"] in {where})"
         )
 
-    def _raise_missing(self, name: str) -> None:
+    def close_matches(self, name: str) -> list[str]:
+        """The names most like ``name``, best first: what an unknown name suggests."""
         names = [s.name.lower() for s in self] + [s.qualified_name.lower() for s in self]
-        close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
+        return difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.6)
+
+    def _raise_missing(self, name: str) -> None:
+        close = self.close_matches(name)
         hint = f"; did you mean: {', '.join(close)}?" if close else ""
         raise UnknownNameError(
             f"no {self.noun} named {name!r}{hint} (gluon-hub list or gluon-hub search shows "

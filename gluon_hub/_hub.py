@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import sys
 import threading
 import warnings
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Sequence
 
 from . import _env, _index
 from ._catalog import Catalog
@@ -153,6 +154,29 @@ class Hub:
             raise
         except UnknownNameError as exc:
             raise self._missing(catalog, name, str(exc)) from None
+
+    def find(self, name: str, kinds: Sequence[str]) -> Any:
+        """The spec of the first of ``kinds`` that knows ``name`` (the CLI's ``info`` and
+        ``cache prefetch`` without ``--kind``); when none does, one error with every kind's
+        close matches, or the first kind's hint where it is more than "unknown"."""
+        errors: list[UnknownNameError] = []
+        for kind in kinds:
+            try:
+                return self.lookup(kind, name)
+            except UnknownNameError as exc:
+                if type(exc) is not UnknownNameError:  # ambiguous, or a plugin to install
+                    raise
+                errors.append(exc)
+        if len(errors) == 1:
+            raise errors[0]
+        others = [SPEC_KINDS[k].noun for k in kinds[1:]]
+        nor = f"{', '.join(others[:-1])} or {others[-1]}" if len(others) > 1 else others[0]
+        scored = [(difflib.SequenceMatcher(None, name.lower(), m).ratio(), f"{m} ({SPEC_KINDS[k].noun})")
+                  for k in kinds for m in self.catalog(k).close_matches(name)]
+        close = [label for _, label in sorted(scored, key=lambda pair: -pair[0])]
+        hint = f"; did you mean: {', '.join(close[:5])}?" if close else ""
+        raise UnknownNameError(f"no {SPEC_KINDS[kinds[0]].noun} named {name!r} (nor a {nor}){hint} "
+                               "(gluon-hub list --kind KIND or gluon-hub search shows what is available)")
 
     def _missing(self, catalog: Catalog, name: str, unknown: str) -> HubError:
         """Why ``name`` is not in ``catalog``, as the error to raise; ``unknown`` is the

@@ -17,7 +17,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ._cache import _store
 from ._cache._errors import (
@@ -35,7 +35,7 @@ from ._cache._hashing import hash_file
 from ._cache._paramsfile import check_params_file
 from ._cache._settings import settings
 from ._config import config_path
-from .specs import HASH_LENGTHS, DatasetSpec, FileRef, ModelSpec
+from .specs import FILE_KINDS, HASH_LENGTHS, FileRef, ModelSpec
 
 __all__ = [
     "Attempt",
@@ -58,6 +58,7 @@ __all__ = [
     "extracted_dir",
     "fetch",
     "fetch_params",
+    "FILE_KINDS",
     "files_of",
     "mirrors",
     "offline",
@@ -163,14 +164,17 @@ def entries(
     return _select(found, names)
 
 
-def files_of(name: str, kind: str = "models", tag: str | None = None) -> list[FileRef]:
-    """The files a model's weights (every variant, or ``tag``) or a dataset need."""
+def files_of(name: str, kind: str | None = "models", tag: str | None = None) -> list[FileRef]:
+    """The files a model's weights (every variant, or ``tag``), a dataset or an embedding
+    need; ``kind=None`` takes the first of :data:`FILE_KINDS` that knows ``name``."""
     from ._hub import get_hub
 
-    if kind not in ("models", "datasets"):
-        raise ValueError(f"kind must be 'models' or 'datasets', got {kind!r}")
-    spec = get_hub().lookup(kind, name)
-    if kind == "datasets":
+    if kind is not None and kind not in FILE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(FILE_KINDS)}, got {kind!r}")
+    spec = get_hub().find(name, FILE_KINDS if kind is None else (kind,))
+    if spec.kind != "models":
+        if tag is not None:
+            raise ValueError(f"{spec.noun} {spec.qualified_name!r} has no weight tags; leave out --tag")
         return list(spec.files)
     if not spec.weights:
         raise ValueError(f"model {spec.qualified_name!r} has no published weights to fetch")
@@ -189,15 +193,15 @@ def _select(found: list[CacheEntry], names: Sequence[str] | None) -> list[CacheE
         matches = [e for e in found if name in (e.hash, e.name)]
         if not matches:
             hashes: set[str] = set()
-            for kind in ("models", "datasets"):
+            for kind in FILE_KINDS:
                 try:
                     hashes |= {ref.hash for ref in files_of(name, kind)}
                 except (UnknownNameError, ValueError):
                     continue
             if not hashes:
                 raise KeyError(
-                    f"{name!r} is neither a cached file name, a full hash, nor a model or "
-                    "dataset; 'gluon-hub cache ls' lists the cache"
+                    f"{name!r} is neither a cached file name, a full hash, nor a model, "
+                    "dataset or embedding; 'gluon-hub cache ls' lists the cache"
                 )
             matches = [e for e in found if e.hash in hashes]
         chosen.update((e.path, e) for e in matches)
@@ -289,28 +293,36 @@ def purge_extracted(names: Sequence[str] | None = None,
     return removed
 
 
-def prefetch_command(spec: ModelSpec | DatasetSpec, tag: str | None = None) -> str:
+def prefetch_command(spec: Any, tag: str | None = None) -> str:
     """The ``gluon-hub cache prefetch`` command that fetches a model's weights (``tag``, named
-    when there are several) or a dataset's files: what an offline miss tells the user to run."""
-    if isinstance(spec, DatasetSpec):
-        return f"gluon-hub cache prefetch --kind datasets {spec.qualified_name}"
+    when there are several) or a dataset's or embedding's files: what an offline miss tells
+    the user to run."""
+    if not isinstance(spec, ModelSpec):
+        return f"gluon-hub cache prefetch --kind {spec.kind} {spec.qualified_name}"
     option = f" --tag {tag}" if tag is not None and len(spec.weights) > 1 else ""
     return f"gluon-hub cache prefetch {spec.qualified_name}{option}"
 
 
 def prefetch(
     names: Sequence[str],
-    kind: str = "models",
+    kind: str | None = "models",
     tag: str | None = None,
     root: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
 ) -> list[Path]:
-    """Fetch every file the named models (or datasets) need, for use offline later."""
+    """Fetch every file the named models (or datasets, or embeddings) need, for use offline
+    later; ``kind=None`` takes each name as the first of :data:`FILE_KINDS` that knows it."""
+    from ._hub import get_hub
+
     paths = []
     for name in names:
-        for ref in files_of(name, kind, tag):
-            path = fetch(ref, root=root, progress=progress)
-            if kind == "models":
+        spec = get_hub().find(name, FILE_KINDS if kind is None else (kind,))
+        for ref in files_of(name, spec.kind, tag):
+            try:
+                path = fetch(ref, root=root, progress=progress)
+            except OfflineMissError as miss:  # this very command, to run where the network is
+                raise miss.with_command(prefetch_command(spec, tag)) from None
+            if spec.kind == "models":
                 check_params_file(path)
             paths.append(path)
     return paths

@@ -22,7 +22,7 @@ from typing import Iterable
 
 import pluggy
 
-from .specs import BatchifySpec, CommandSpec, DatasetSpec, LossSpec, ModelSpec
+from .specs import BatchifySpec, CommandSpec, DatasetSpec, EmbeddingSpec, LossSpec, ModelSpec
 
 PROJECT = "gluon_hub"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -37,6 +37,11 @@ def gluon_hub_models() -> Iterable[ModelSpec]:
 @hookspec
 def gluon_hub_datasets() -> Iterable[DatasetSpec]:
     """Datasets this plugin provides."""
+
+
+@hookspec
+def gluon_hub_embeddings() -> Iterable[EmbeddingSpec]:
+    """Pretrained word embeddings this plugin provides (hub API 1.1)."""
 
 
 @hookspec
@@ -58,6 +63,7 @@ def gluon_hub_commands() -> Iterable[CommandSpec]:
 HOOK_FOR_KIND = {
     "models": "gluon_hub_models",
     "datasets": "gluon_hub_datasets",
+    "embeddings": "gluon_hub_embeddings",
     "losses": "gluon_hub_losses",
     "batchify": "gluon_hub_batchify",
     "commands": "gluon_hub_commands",

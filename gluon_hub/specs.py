@@ -24,11 +24,13 @@ __all__ = [
     "ModelSpec",
     "ExportGraph",
     "DatasetSpec",
+    "EmbeddingSpec",
     "LossSpec",
     "BatchifySpec",
     "CommandSpec",
     "PluginInfo",
     "SPEC_KINDS",
+    "FILE_KINDS",
 ]
 
 #: Hex digest length of each accepted hash algorithm. sha1 is accepted only because
@@ -395,6 +397,32 @@ class LossSpec(_Spec):
     """A loss block, built by ``gluon_hub.get_loss(name, **kwargs)``."""
 
     kind, noun = "losses", "loss"
+@dataclass(frozen=True)
+class EmbeddingSpec(_Spec):
+    """A pretrained word-embedding table (GloVe, fastText, word2vec ...), fetched through the
+    cache like a dataset's ``files``; ``factory(spec, **kwargs)`` builds the plugin's
+    embedding object from the fetched file, so listing, prefetching and bundling need no
+    plugin code. ``dim`` is the vector length where known."""
+
+    family: str = ""
+    dim: int | None = None
+    files: tuple[FileRef, ...] = ()
+    license: str = ""
+    paper: str = ""
+    tags: tuple[str, ...] = ()
+
+    kind, noun = "embeddings", "embedding"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _freeze(self, "files")
+        _freeze(self, "tags")
+        if not self.files:
+            raise ValueError(f"embedding {self.name!r}: give the file(s) it is loaded from")
+        if self.dim is not None and (isinstance(self.dim, bool) or not isinstance(self.dim, int) or self.dim < 1):
+            raise ValueError(f"embedding {self.name!r}: dim must be a positive int, got {self.dim!r}")
+
+
 
 
 @dataclass(frozen=True)
@@ -432,11 +460,16 @@ SPEC_KINDS: dict[str, type[_Spec]] = {
     "commands": CommandSpec,
 }
 
+    "embeddings": EmbeddingSpec,
 _NESTED: dict[tuple[type, str], type] = {
     (ModelSpec, "input"): InputSpec,
     (ModelSpec, "extra_inputs"): InputSpec,
     (ModelSpec, "weights"): WeightVariant,
     (ModelSpec, "onnx"): OnnxPortability,
+#: The kinds whose entries are files to fetch: models (their weights) and those whose spec
+#: lists ``files`` (datasets, embeddings), in the order a bare name is looked up.
+FILE_KINDS = ("models", *(k for k, c in SPEC_KINDS.items() if "files" in c.__dataclass_fields__))
+
     (WeightVariant, "file"): FileRef,
     (WeightVariant, "metrics"): Metric,
     (DatasetSpec, "files"): FileRef,
@@ -445,6 +478,7 @@ _NESTED: dict[tuple[type, str], type] = {
 
 def _to_jsonable(obj: Any) -> Any:
     if hasattr(obj, "__dataclass_fields__"):
+    (EmbeddingSpec, "files"): FileRef,
         return {f.name: _to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
     if isinstance(obj, (list, tuple)):
         return [_to_jsonable(v) for v in obj]

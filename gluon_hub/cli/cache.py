@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..specs import FILE_KINDS
 from ._table import format_table, human_size
 
 
@@ -13,7 +14,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     q = sub.add_parser("ls", help="list cached files with sizes and a total")
     q.add_argument("names", nargs="*", metavar="NAME",
-                   help="only these: file names, full hashes, model or dataset names")
+                   help="only these: file names, full hashes, model, dataset or embedding names")
     q.set_defaults(run=_ls)
 
     q = sub.add_parser("verify", help="re-hash cached files; changed ones are removed")
@@ -25,9 +26,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("names", nargs="*", metavar="NAME")
     q.set_defaults(run=_purge)
 
-    q = sub.add_parser("prefetch", help="fetch everything models (or datasets) need, for offline use")
+    q = sub.add_parser("prefetch", help="fetch everything models, datasets or embeddings need, for offline use")
     q.add_argument("names", nargs="+", metavar="NAME")
-    q.add_argument("--kind", choices=("models", "datasets"), default="models")
+    q.add_argument("--kind", choices=FILE_KINDS, default=None,
+                   help="what NAME is (default: the first of these that knows it)")
     q.add_argument("--tag", help="only this weight variant (default: every variant)")
     q.add_argument("--quiet", action="store_true", help="no progress bars")
     q.set_defaults(run=_prefetch)

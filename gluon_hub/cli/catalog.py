@@ -10,7 +10,7 @@ from typing import Any
 from .._portability import is_current, is_portable, shapes_text
 from ._table import format_table, human_count, human_size, plural
 
-KINDS = ("models", "datasets", "losses", "batchify")
+KINDS = ("models", "datasets", "embeddings", "losses", "batchify")
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -28,9 +28,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the full specs as JSON")
     p.set_defaults(run=_list)
 
-    p = subparsers.add_parser("info", help="show a model's metadata, weights and metrics")
+    p = subparsers.add_parser("info", help="show a model's (or dataset's, embedding's ...) metadata, files and metrics")
     p.add_argument("name")
-    p.add_argument("--kind", choices=KINDS, default="models")
+    p.add_argument("--kind", choices=KINDS, default=None,
+                   help="what NAME is (default: the first of these that knows it)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=_info)
 
@@ -40,7 +41,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("search", help="search installed plugins and the registry index")
     p.add_argument("query", nargs="+")
-    p.add_argument("--kind", choices=KINDS, default="models")
+    p.add_argument("--kind", choices=KINDS, default=None, help="only this kind (default: every kind)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=_search)
 
@@ -80,6 +81,10 @@ def _list(args: argparse.Namespace) -> int:
             for s in specs
         ]
         print(format_table(("NAME", "TASK", "PARAMS", "TOP-1 %", "WEIGHTS"), rows))
+    elif args.kind == "embeddings":
+        rows = [(s.qualified_name, s.family, s.dim, human_size(sum(f.size or 0 for f in s.files)) if all(
+            f.size for f in s.files) else None, s.description) for s in specs]
+        print(format_table(("NAME", "FAMILY", "DIM", "SIZE", "DESCRIPTION"), rows))
     else:
         rows = [(s.qualified_name, getattr(s, "task", None), s.description) for s in specs]
         print(format_table(("NAME", "TASK", "DESCRIPTION"), rows))
@@ -90,16 +95,25 @@ def _list(args: argparse.Namespace) -> int:
 def _info(args: argparse.Namespace) -> int:
     from .._hub import get_hub
 
-    spec = get_hub().lookup(args.kind, args.name)
+    hub = get_hub()
+    spec = hub.find(args.name, KINDS) if args.kind is None else hub.lookup(args.kind, args.name)
     if args.json:
         print(json.dumps(spec.to_dict(), indent=1))
         return 0
     data = spec.to_dict()
     weights = data.pop("weights", [])
+    files = data.pop("files", [])
     data.pop("onnx", None)  # printed in words below
+    print(f"{'kind':>12}: {spec.noun}")
     for key, value in data.items():
         if value not in (None, "", [], {}):
             print(f"{key:>12}: {value}")
+    for f in files:
+        print(f"{'file':>12}: {f['filename'] or f['urls'][0]} ({human_size(f['size'])}, {f['hash']})")
+    if files:
+        from ..cache import prefetch_command
+
+        print(f"{'prefetch':>12}: {prefetch_command(spec)}")
     for variant in weights:
         f = variant["file"]
         print(f"{'weights':>12}: [{variant['tag']}] {f['filename'] or f['urls'][0]} "
@@ -107,7 +121,7 @@ def _info(args: argparse.Namespace) -> int:
         for m in variant["metrics"]:
             print(f"{'':>14}{m['name']} {m['value']} on {m['dataset']} {m['split']}"
                   + (f" (source: {m['source']})" if m["source"] else ""))
-    if args.kind == "models":
+    if spec.kind == "models":
         print(f"{'onnx':>12}: {_onnx_line(spec)}")
     return 0
 
@@ -170,11 +184,14 @@ def _search_status(row: dict) -> str:
 def _search(args: argparse.Namespace) -> int:
     from .._api import search
 
-    rows = search(" ".join(args.query), kind=args.kind)
+    query = " ".join(args.query)
+    kinds = KINDS if args.kind is None else (args.kind,)
+    rows = [{**r, "kind": kind} for kind in kinds for r in search(query, kind=kind)]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    table = [(f"{r['plugin']}/{r['name']}", r.get("task"), _search_status(r)) for r in rows]
-    print(format_table(("NAME", "TASK", "STATUS"), table))
+    table = [(f"{r['plugin']}/{r['name']}", r["kind"], r.get("task") or r.get("family"), _search_status(r))
+             for r in rows]
+    print(format_table(("NAME", "KIND", "TASK", "STATUS"), table))
     print(f"\n{len(rows)} found")
     return 0

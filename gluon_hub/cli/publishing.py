@@ -55,7 +55,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         description="Write the weight files of the named models (fetched through the cache, "
         "or taken from --from-dir) and a manifest into FILE, for 'gluon-hub import' elsewhere.",
     )
-    p.add_argument("models", nargs="+", metavar="MODEL", help="NAME (default weights) or NAME:TAG")
+    p.add_argument("models", nargs="+", metavar="MODEL",
+                   help="NAME (default weights) or NAME:TAG; an embedding's or dataset's NAME bundles its files")
     p.add_argument("-o", "--output", required=True, type=Path, metavar="FILE",
                    help="the bundle to write (.tar, or .tar.gz to compress)")
     p.add_argument("--from-dir", type=Path, metavar="DIR",

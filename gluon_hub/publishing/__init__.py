@@ -100,7 +100,8 @@ def bundle(
 
     Parameters
     ----------
-    models : model names, each ``NAME`` (its default weights) or ``NAME:TAG``.
+    models : model names, each ``NAME`` (its default weights) or ``NAME:TAG``; a name that
+        is no model but an embedding or a dataset bundles that entry's files.
     output : the tar file to write (``.tar.gz`` or ``.tgz`` compresses it); written to a
         temp file first, so a failed run leaves no half bundle.
     from_dir : take the files from this folder (for example ``publish``'s output, whose

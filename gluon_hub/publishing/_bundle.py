@@ -47,7 +47,7 @@ class BundleFile:
     sha256: str
     size: int
     ref: FileRef
-    models: tuple[str, ...]  # "model:tag" labels
+    models: tuple[str, ...]  # "model:tag" labels, or "embedding NAME" / "dataset NAME"
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -80,6 +80,27 @@ def _variants(name: str, from_dir: Path | None) -> tuple[str, tuple[WeightVarian
         return name, published
     tags = {v.tag for v in spec.weights}
     return spec.qualified_name, spec.weights + tuple(v for v in published if v.tag not in tags)
+
+
+def _file_entry(name: str) -> Any:
+    """The dataset or embedding spec of ``name`` where it names no model, else None (and the
+    model lookup then says what is wrong with the name)."""
+    from .._hub import get_hub
+    from ..errors import UnknownNameError
+    from ..specs import FILE_KINDS
+
+    hub = get_hub()
+    try:
+        hub.lookup("models", name)
+        return None
+    except UnknownNameError:
+        pass
+    for kind in FILE_KINDS[1:]:
+        try:
+            return hub.lookup(kind, name)
+        except UnknownNameError:
+            continue
+    return None
 
 
 def _select(name: str, variants: tuple[WeightVariant, ...], tag: str | None, all_tags: bool):
@@ -146,6 +167,15 @@ def write_bundle(
     files: dict[str, tuple[FileRef, Path, list[str]]] = {}  # by hash, in order
     for target in targets:
         name, tag = parse_target(target)
+        entry = _file_entry(name) if tag is None else None
+        if entry is not None:  # an embedding's or dataset's files, labelled "embedding nlp/glove.6B.50d"
+            for ref in entry.files:
+                label = f"{entry.noun} {entry.qualified_name}"
+                if ref.hash in files:
+                    files[ref.hash][2].append(label)
+                else:
+                    files[ref.hash] = (ref, _local_file(ref, source_dir, root), [label])
+            continue
         qualified, variants = _variants(name, source_dir)
         for variant in _select(qualified, variants, tag, all_tags):
             label = f"{qualified}:{variant.tag}"
@@ -339,5 +369,7 @@ def remember_names(entries: list[BundleFile], root: str | os.PathLike[str] | Non
     index = cache_dir(root) / IMPORTED_INDEX
     for entry in entries:
         for label in entry.models:
+            if ":" not in label:  # a dataset's or embedding's file: its spec names it by hash
+                continue
             name, _, tag = label.rpartition(":")
             update_index(index, name.rpartition("/")[2], WeightVariant(tag=tag, file=entry.ref), quiet=True)

@@ -17,6 +17,7 @@ PUBLIC = {
     "load_dataset", "plugins", "register_plugin", "reset_hub", "search", "set_index",
     "unregister_plugin", "cache", "fetch", "publish", "export", "optimize", "quantize", "OptimizeWarning",
     "NewHead", "NewHeadWarning", "head_argument", "input_spec",
+    "EmbeddingSpec", "list_embeddings", "embedding_info", "load_embedding",
 }
 
 
@@ -31,7 +32,7 @@ def test_listing_never_imports_mxnet_or_model_code():
     code = (
         "import sys, gluon_hub\n"
         "names = gluon_hub.list_models()\n"
-        "gluon_hub.list_datasets(); gluon_hub.list_losses(); gluon_hub.plugins()\n"
+        "gluon_hub.list_datasets(); gluon_hub.list_losses(); gluon_hub.list_embeddings(); gluon_hub.plugins()\n"
         "gluon_hub.search('resnet')\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('mxnet', 'gluoncv', 'gluonnlp', 'numpy', 'requests', 'filelock', 'tqdm', 'PIL')]\n"

@@ -84,6 +84,7 @@ SNIPPETS: dict[str, dict[str, str]] = {
             "a FileRef with a placeholder hash (sha256:...)",
         "gluon-hub cache prefetch resnet50_v1d            # every weight variant (or --tag T)": NETWORK,
         "gluon-hub cache prefetch --kind datasets squad   # a dataset's files": NETWORK,
+        "gluon-hub cache prefetch glove.6B.50d            # a word embedding's file (without --kind: the": NETWORK,
         "gluon-hub cache ls                               # files, sizes, total": RUN,
         "gluon-hub cache verify                           # re-hash everything; changed files are removed": RUN,
         "gluon-hub cache purge resnet50_v1d               # or a file name, a full hash; all without NAME": RUN,
@@ -187,6 +188,12 @@ SNIPPETS: dict[str, dict[str, str]] = {
         'list_embedding_sources("glove")                 # names; also "fasttext", "word2vec"': NETWORK,
         'gluon_hub.load_dataset("squad", segment="train", version="2.0")': NETWORK,
         'emb = load_embedding("glove.6B.50d")': NETWORK,
+        "gluon-hub search glove                          # every kind; --kind embeddings for these only": RUN,
+        "gluon-hub list --kind embeddings 'cc.de*'       # NAME, FAMILY, DIM, DESCRIPTION": RUN,
+        "gluon-hub info glove.6B.50d                     # file, sha1, and the prefetch command": RUN,
+        "gluon-hub cache prefetch glove.6B.50d           # for offline use; or carry it:": NETWORK,
+        "gluon-hub bundle glove.6B.50d -o glove.tar      # then 'gluon-hub import glove.tar' elsewhere": NETWORK,
+        'gluon_hub.list_embeddings("glove.6B.*")          # names, as list_models': NETWORK,
         'gluon_hub.info("bert_12_768_12").weights[3].description   # "vocabulary \'wiki_multilingual_cased\' (119547 tokens); keep the case"':
             NETWORK,
         'bert = gluon_hub.load("bert_12_768_12", pretrained=False, use_decoder=False, use_classifier=False)':

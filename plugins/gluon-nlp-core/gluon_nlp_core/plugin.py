@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gluon_hub import CommandSpec, hookimpl
 
-GLUON_HUB_API = ">=1,<2"
+GLUON_HUB_API = ">=1.1,<2"  # 1.1: gluon_hub_embeddings
 
 
 @hookimpl
@@ -19,6 +19,13 @@ def gluon_hub_datasets():
     from ._data_specs import dataset_specs
 
     return dataset_specs()
+
+
+@hookimpl
+def gluon_hub_embeddings():
+    from ._embedding_specs import embedding_specs
+
+    return embedding_specs()
 
 
 @hookimpl

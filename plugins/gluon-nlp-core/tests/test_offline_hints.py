@@ -1,5 +1,6 @@
-"""Word vectors and vocabularies have no registry name, so offline without their file the
-hint is a command that fetches that very file; run as printed, it asks the mirror for it.
+"""Offline without its file, a word embedding's hint is the hub's prefetch of its name (it is a
+hub entry, issue 33 item 3); a vocabulary has no registry name, so its hint is a command that
+fetches that very file. Run as printed, each asks the mirror for the file.
 
 No published file can be served here (their sha1 is fixed), so a loopback mirror answers
 with other bytes: the command must request the file's path and report the expected hash of
@@ -23,15 +24,19 @@ from gluon_nlp_core.text import embedding_source, vocab_file
 
 CASES = {
     "word embedding": ("from gluon_nlp_core.text import load_embedding; load_embedding('glove.6B.50d')",
-                       embedding_source("glove.6B.50d").file_ref()),
+                       embedding_source("glove.6B.50d").file_ref(),
+                       "gluon-hub cache prefetch --kind embeddings nlp/glove.6B.50d"),
+    "hub embedding": ("import gluon_hub; gluon_hub.load_embedding('glove.6B.50d')",
+                      embedding_source("glove.6B.50d").file_ref(),
+                      "gluon-hub cache prefetch --kind embeddings nlp/glove.6B.50d"),
     "vocabulary": ("from gluon_nlp_core.text import load_vocab; load_vocab('book_corpus_wiki_en_uncased')",
-                   vocab_file("book_corpus_wiki_en_uncased")),
+                   vocab_file("book_corpus_wiki_en_uncased"), "python -c "),
 }
 
 
 @pytest.mark.parametrize("what", CASES)
 def test_offline_hint_fetches_the_very_file(tmp_path: Path, what: str) -> None:
-    call, ref = CASES[what]
+    call, ref, expected = CASES[what]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GLUON_HUB_")}
     env.update(GLUON_HUB_HOME=str(tmp_path / "home"), GLUON_HUB_CONFIG=str(tmp_path / "none.json"),
                GLUON_HUB_PROGRESS="0", GLUON_HUB_RETRIES="0", HTTPS_PROXY="http://127.0.0.1:9",
@@ -43,7 +48,7 @@ def test_offline_hint_fetches_the_very_file(tmp_path: Path, what: str) -> None:
     found = re.search(r"on a machine with network access run: (.+?) ; then copy the cache", missing.stderr)
     assert found, missing.stderr
     command = found.group(1)
-    assert command.startswith("python -c "), command
+    assert command.startswith(expected), command
 
     mirror = tmp_path / "mirror"
     (mirror / ref.filename).parent.mkdir(parents=True)

@@ -40,6 +40,7 @@ __all__ = [
     "list_embedding_sources",
     "load_embedding",
     "load_embedding_file",
+    "load_from_spec",
 ]
 
 #: The folder under the cache's ``extracted/`` that holds converted tables.
@@ -227,14 +228,59 @@ def load_embedding(
     The file is fetched once (``gluon-hub cache`` lists it), converted once into
     ``extracted/word_embeddings/`` and memory-mapped on every later load.
     """
+    spec = source if isinstance(source, EmbeddingSource) else embedding_source(source)
+    return _load_ref(spec.name, spec.file_ref(), unknown_token, init_unknown_vec, lower_fallback, root)
+
+
+def load_from_spec(
+    spec: Any,
+    unknown_token: str | None = "<unk>",
+    init_unknown_vec: InitUnknown | None = np.zeros,
+    lower_fallback: bool = False,
+    root: str | os.PathLike[str] | None = None,
+) -> WordEmbedding:
+    """The loader of the hub's embedding entries: ``gluon_hub.load_embedding(name)`` calls it
+    with the name's :class:`gluon_hub.EmbeddingSpec`, whose one file is a GluonNLP ``.npz``.
+    Arguments as :func:`load_embedding`."""
+    if len(spec.files) != 1:
+        raise ValueError(f"embedding {spec.qualified_name!r} lists {len(spec.files)} files; "
+                         "this loader reads one GluonNLP .npz")
+    return _load_ref(spec.name, spec.files[0], unknown_token, init_unknown_vec, lower_fallback, root)
+
+
+def _load_ref(name: str, ref: FileRef, unknown_token: str | None, init: InitUnknown | None,
+              lower_fallback: bool, root: str | os.PathLike[str] | None) -> WordEmbedding:
+    """Fetch ``ref`` (a ``.npz``), convert it once, and open the conversion.
+
+    Offline without the file, the miss names the hub command that prefetches the embedding
+    by name where the hub lists it (the ``python -c`` fetch of the file itself otherwise).
+    """
     from gluon_hub import cache
 
-    spec = source if isinstance(source, EmbeddingSource) else embedding_source(source)
-    folder = cache.extracted_dir(CACHE_FOLDER, root) / f"{spec.name}-{spec.sha1[:8]}"
+    folder = cache.extracted_dir(CACHE_FOLDER, root) / f"{name}-{ref.digest[:8]}"
     if not converted(folder):
-        path = cache.fetch(spec.file_ref(), root=root)
+        try:
+            path = cache.fetch(ref, root=root)
+        except cache.OfflineMissError as miss:
+            command = _prefetch_command(name, ref)
+            if command is None:
+                raise
+            raise miss.with_command(command) from None
         convert(folder, lambda tmp: convert_npz(path, tmp))
-    return _open(folder, unknown_token, init_unknown_vec, lower_fallback)
+    return _open(folder, unknown_token, init, lower_fallback)
+
+
+def _prefetch_command(name: str, ref: FileRef) -> str | None:
+    """``gluon-hub cache prefetch --kind embeddings NAME`` when the hub's entry ``name`` is
+    this very file, else None."""
+    import gluon_hub
+    from gluon_hub import cache
+
+    try:
+        spec = gluon_hub.embedding_info(name)
+    except (gluon_hub.HubError, KeyError):
+        return None
+    return cache.prefetch_command(spec) if any(f.hash == ref.hash for f in spec.files) else None
 
 
 def load_embedding_file(
