@@ -259,7 +259,7 @@ def load_dataset(name: str, segment: str | None = None, root: str | None = None,
     Under a lock file (``lock`` or ``GLUON_HUB_LOCK``) its files must be the pinned ones.
     """
     spec = dataset_info(name)
-    _lock.check_dataset(spec, lock)
+    _lock.check_files(spec, lock)
     if segment is not None and spec.segments and segment not in spec.segments:
         raise ValueError(
             f"dataset {spec.qualified_name!r} has no segment {segment!r}; "
@@ -301,15 +301,18 @@ def embedding_info(name: str) -> EmbeddingSpec:
     return get_hub().lookup("embeddings", name)
 
 
-def load_embedding(name: str, root: str | None = None, **kwargs: Any) -> Any:
+def load_embedding(name: str, root: str | None = None, lock: str | os.PathLike[str] | None = None,
+                   **kwargs: Any) -> Any:
     """The plugin's embedding object for ``name`` (gluon-nlp-core: a ``WordEmbedding``).
 
     Its file comes through the hash-verified cache (``root`` instead of ``GLUON_HUB_HOME``);
     offline without it, the error names the ``gluon-hub cache prefetch`` command that fetches
-    it. ``kwargs`` go to the plugin's loader (``unknown_token=`` ...); unknown ones are
-    refused with the accepted ones.
+    it. Under a lock file (``lock`` or ``GLUON_HUB_LOCK``) its files must be the pinned ones.
+    ``kwargs`` go to the plugin's loader (``unknown_token=`` ...); unknown ones are refused
+    with the accepted ones.
     """
     spec = embedding_info(name)
+    _lock.check_files(spec, lock)
     owner = f"embedding {spec.qualified_name!r}"
     loader = import_object(spec.factory, owner)
     if root is not None:

@@ -1,9 +1,9 @@
 """Lock files: what a project's loads may download, pinned, and checked before any download.
 
-A lock file pins, for each model (one weight tag) and each dataset, the plugin distribution
+A lock file pins, for each model (one weight tag), dataset and embedding, the plugin distribution
 and version that provides it and every file's hash, size, mirror filename and URLs. With a
-lock in force (``GLUON_HUB_LOCK`` or ``load(..., lock=...)``) a load takes the pinned tag and
-compares the installed spec with the lock first: any difference is an error naming it, so
+lock in force (``GLUON_HUB_LOCK`` or ``load(..., lock=...)``) a load or a prefetch takes the
+pinned tag and compares the installed spec with the lock first: any difference is an error naming it, so
 nothing that was not pinned is ever fetched. ``docs/lock.md`` documents the format, a TOML
 subset written in one fixed order (no timestamps) so that regenerating it changes no byte
 and a diff shows exactly what moved. Python 3.10 has no ``tomllib``, and the parser needs
@@ -67,7 +67,8 @@ class Pin:
 
     @property
     def argument(self) -> str:
-        """How ``gluon-hub lock`` names this entry again (``NAME:TAG``, ``--dataset NAME``)."""
+        """How ``gluon-hub lock`` names this entry again (``NAME:TAG``, ``--dataset NAME``,
+        ``--embedding NAME``)."""
         if self.kind == "models":
             return f"{self.name}:{self.tag}"
         return f"--{SPEC_KINDS[self.kind].noun} {self.name}"
@@ -352,7 +353,7 @@ def checked_pin(spec: Any, path: Path, tag: bool | str = True) -> Pin:
         raise LockError(f"{spec.noun} {spec.qualified_name!r} is not in the lock file {path}, so "
                         "it may not download anything; add it: `gluon-hub lock -o "
                         f"{path} {' '.join(p.argument for p in sorted(pins, key=lambda p: p.key))} "
-                        f"{'--dataset ' if spec.kind == 'datasets' else ''}{spec.qualified_name}`")
+                        f"{'' if spec.kind == 'models' else f'--{spec.noun} '}{spec.qualified_name}`")
     if tag is not True and tag != locked.tag:
         raise LockError(f"the lock file {path} pins the {locked.tag!r} weights of model "
                         f"{spec.qualified_name!r}, not {tag!r}: pass pretrained=True, or lock that "
@@ -381,8 +382,21 @@ def weight_variant(spec: Any, pretrained: Any, lock: str | os.PathLike[str] | No
     return spec.weight(checked_pin(spec, path, pretrained).tag)
 
 
-def check_dataset(spec: Any, lock: str | os.PathLike[str] | None) -> None:
-    """Under a lock, refuse a dataset whose files are not the pinned ones (before any download)."""
+def check_files(spec: Any, lock: str | os.PathLike[str] | None) -> None:
+    """Under a lock, refuse a dataset or embedding whose files are not the pinned ones (before
+    any download)."""
     path = lock_path(lock)
     if path is not None and spec.files:
         checked_pin(spec, path)
+
+
+def files_to_fetch(spec: Any, tag: str | None, lock: str | os.PathLike[str] | None) -> list[FileRef] | None:
+    """Under a lock, the files a prefetch of ``spec`` may download (a model's pinned tag, after
+    the drift check); ``None`` when no lock is in force."""
+    path = lock_path(lock)
+    if path is None:
+        return None
+    locked = checked_pin(spec, path, True if tag is None else tag)
+    if spec.kind == "models":
+        return [spec.weight(locked.tag).file]
+    return list(spec.files)

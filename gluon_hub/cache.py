@@ -309,15 +309,20 @@ def prefetch(
     tag: str | None = None,
     root: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    lock: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
     """Fetch every file the named models (or datasets, or embeddings) need, for use offline
-    later; ``kind=None`` takes each name as the first of :data:`FILE_KINDS` that knows it."""
+    later; ``kind=None`` takes each name as the first of :data:`FILE_KINDS` that knows it.
+    Under a lock file (``lock`` or ``GLUON_HUB_LOCK``) a model's pinned tag only, and every
+    name is checked against the lock before anything is downloaded."""
+    from . import _lock
     from ._hub import get_hub
 
+    specs = [get_hub().find(name, FILE_KINDS if kind is None else (kind,)) for name in names]
+    pinned = [_lock.files_to_fetch(spec, tag, lock) for spec in specs]
     paths = []
-    for name in names:
-        spec = get_hub().find(name, FILE_KINDS if kind is None else (kind,))
-        for ref in files_of(name, spec.kind, tag):
+    for name, spec, locked in zip(names, specs, pinned):
+        for ref in files_of(name, spec.kind, tag) if locked is None else locked:
             try:
                 path = fetch(ref, root=root, progress=progress)
             except OfflineMissError as miss:  # this very command, to run where the network is

@@ -30,7 +30,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("names", nargs="+", metavar="NAME")
     q.add_argument("--kind", choices=FILE_KINDS, default=None,
                    help="what NAME is (default: the first of these that knows it)")
-    q.add_argument("--tag", help="only this weight variant (default: every variant)")
+    q.add_argument("--tag", help="only this weight variant (default: every variant; under a lock "
+                                 "file, the pinned one)")
+    q.add_argument("--lock", metavar="FILE",
+                   help="fetch only what this lock file pins, after checking the installed plugins "
+                        "still match it (default: GLUON_HUB_LOCK, if set)")
     q.add_argument("--quiet", action="store_true", help="no progress bars")
     q.set_defaults(run=_prefetch)
 
@@ -96,7 +100,7 @@ def _prefetch(args: argparse.Namespace) -> int:
     from .. import cache
 
     paths = cache.prefetch(args.names, kind=args.kind, tag=args.tag,
-                           progress=False if args.quiet else None)
+                           progress=False if args.quiet else None, lock=args.lock)
     rows = [(p.name, human_size(p.stat().st_size), str(p.parent)) for p in paths]
     print(format_table(("FILE", "SIZE", "FOLDER"), rows))
     total = sum(p.stat().st_size for p in paths)

@@ -1,4 +1,4 @@
-"""``gluon-hub lock``: pin models' weights and datasets' files; ``--check`` reports drift for CI."""
+"""``gluon-hub lock``: pin models' weights, datasets' and embeddings' files; ``--check`` reports drift for CI."""
 
 from __future__ import annotations
 
@@ -10,16 +10,20 @@ from pathlib import Path
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "lock", help="pin models' weights and datasets' files in a lock file; --check reports drift",
-        description="Write a lock file pinning, for each model (NAME or NAME:TAG) and dataset, the "
+        "lock", help="pin models' weights, datasets' and embeddings' files in a lock file; --check reports drift",
+        description="Write a lock file pinning, for each model (NAME or NAME:TAG), dataset and "
+                    "embedding, the "
                     "providing plugin distribution and version, the weight tag and every file's "
                     "hash, size and URLs. Without names, the names already in the file are pinned "
-                    "again. Loads obey the file under GLUON_HUB_LOCK=FILE or load(..., lock=FILE). "
+                    "again. Loads and `cache prefetch` obey the file under GLUON_HUB_LOCK=FILE or "
+                    "load(..., lock=FILE). "
                     "Nothing is downloaded. Format and a CI example: docs/lock.md.")
     p.add_argument("names", nargs="*", metavar="NAME[:TAG]",
                    help="models to pin, with their default weights or the tag given")
     p.add_argument("--dataset", action="append", default=[], metavar="NAME",
                    help="a dataset to pin (repeat for more)")
+    p.add_argument("--embedding", action="append", default=[], metavar="NAME",
+                   help="a word embedding to pin (repeat for more)")
     p.add_argument("-o", "--file", dest="path", metavar="FILE",
                    help="the lock file to write or check (default: GLUON_HUB_LOCK, else "
                         "./gluon-hub.lock)")
@@ -39,12 +43,12 @@ def _requests(args: argparse.Namespace, path: Path) -> list[tuple[str, str, str 
         if sep and not tag:
             raise ValueError(f"{argument!r}: give a weight tag after ':' or none at all")
         wanted.append(("models", name, tag or None))
-    for name in args.dataset:
-        wanted.append(("datasets", name, None))
+    wanted += [("datasets", name, None) for name in args.dataset]
+    wanted += [("embeddings", name, None) for name in args.embedding]
     if wanted:
         return wanted
     if not path.exists():
-        raise ValueError(f"name the models (and --dataset) to pin: {path} does not exist yet, "
+        raise ValueError(f"name the models (and --dataset, --embedding) to pin: {path} does not exist yet, "
                          f"e.g. `gluon-hub lock resnet50_v1d -o {path}`")
     return [(p.kind, p.name, p.tag) for p in _lock.read(path)]
 
@@ -54,7 +58,7 @@ def _lock(args: argparse.Namespace) -> int:
 
     path = Path(args.path or _env.lock_file() or _lock.DEFAULT_PATH)
     if args.check:
-        if args.names or args.dataset:
+        if args.names or args.dataset or args.embedding:
             raise ValueError("--check checks the whole lock file; give no names with it")
         pins = _lock.read(path)
         drifted = _lock.check(pins)

@@ -25,7 +25,7 @@ HELPERS = Path(__file__).parent / "helpers"
 #: A plugin whose specs come from a JSON file the test rewrites, as a new release would.
 PLUGIN = '''
 import json
-from gluon_hub import hookimpl, DatasetSpec, FileRef, ModelSpec, WeightVariant
+from gluon_hub import hookimpl, DatasetSpec, EmbeddingSpec, FileRef, ModelSpec, WeightVariant
 
 GLUON_HUB_API = ">=1,<2"
 
@@ -46,6 +46,12 @@ def gluon_hub_models():
 def gluon_hub_datasets():
     files = tuple(FileRef(**ref) for ref in _specs()["files"])
     return [DatasetSpec(name="lockable_data", factory="tests_core_models:dense_net", files=files)]
+
+
+@hookimpl
+def gluon_hub_embeddings():
+    return [EmbeddingSpec(name="lockable_vectors", factory="tests_core_models:text_table",
+                          files=(FileRef(**_specs()["vectors"]),))]
 '''
 
 
@@ -97,10 +103,12 @@ def plugin(fake_dist, only_fakes, mirror, tmp_path, monkeypatch):
         expected[tag] = net(mx.nd.ones((1, 5))).asnumpy()
     for name in ("train.txt", "test.txt"):
         (folder / name).write_text(f"the {name} rows\n")
+    (folder / "vectors.txt").write_text("hello 0.5 -0.25\n")
     specs = tmp_path / "specs.json"
     specs.write_text(json.dumps({
         "weights": [[tag, _ref(folder / f"lockable-{tag}.params")] for tag in ("first", "second")],
         "files": [{**_ref(folder / name), "urls": [url + name]} for name in ("train.txt", "test.txt")],
+        "vectors": {**_ref(folder / "vectors.txt"), "urls": [url + "vectors.txt"]},
     }))
     fake_dist("lockplug", PLUGIN.format(specs=str(specs)), distribution="fake-lockplug")
     monkeypatch.setenv("GLUON_HUB_MIRRORS", url)
@@ -292,3 +300,40 @@ def test_a_lock_file_that_is_not_one(plugin, tmp_path):
     other.write_text("# nothing\n")
     with pytest.raises(LockFileError, match="no 'version = 1' line: not a gluon-hub lock file"):
         gluon_hub.load("lockable", pretrained=True, lock=other)
+
+
+def test_prefetch_under_the_lock_fetches_the_pinned_tag_only(plugin, tmp_path):
+    lock = tmp_path / "gluon-hub.lock"
+    assert cli(plugin, "lock", "lockable:second", "-o", str(lock)).returncode == 0
+    result = cli(plugin, "cache", "prefetch", "lockable", "--lock", str(lock), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert plugin["requests"] == ["/lockable-second.params"]  # not the default 'first' too
+    republish(plugin, size=12)
+    drifted = cli(plugin, "cache", "prefetch", "lockable", "--quiet", GLUON_HUB_LOCK=str(lock),
+                  GLUON_HUB_HOME=str(tmp_path / "fresh-cache"))
+    assert drifted.returncode == 1 and "Traceback" not in drifted.stderr
+    assert "no longer matches the lock file" in drifted.stderr
+    assert "weights 'second': size is 12" in drifted.stderr
+    assert plugin["requests"] == ["/lockable-second.params"]  # nothing more was downloaded
+    unlocked = cli(plugin, "cache", "prefetch", "lockable", "--tag", "first", "--quiet")
+    assert unlocked.returncode == 0, unlocked.stderr  # without a lock, as before
+
+
+def test_an_embedding_is_locked_and_loads_under_the_lock(plugin, tmp_path):
+    lock = tmp_path / "gluon-hub.lock"
+    with pytest.raises(LockError, match=r"add it: `gluon-hub lock -o .* --embedding lockplug/lockable_vectors`"):
+        assert cli(plugin, "lock", "lockable", "-o", str(lock)).returncode == 0
+        gluon_hub.load_embedding("lockable_vectors", lock=lock)
+    written = cli(plugin, "lock", "--embedding", "lockable_vectors", "-o", str(lock))
+    assert written.returncode == 0, written.stderr
+    assert '[embeddings."lockplug/lockable_vectors".file."sha256:' in lock.read_text()
+    assert gluon_hub.load_embedding("lockable_vectors", lock=lock) == "hello 0.5 -0.25\n"
+    data = json.loads(plugin["specs"].read_text())
+    data["vectors"]["urls"] = ["https://example.org/moved.txt"]
+    plugin["specs"].write_text(json.dumps(data))
+    gluon_hub.reset_hub()
+    with pytest.raises(LockDriftError, match=r"embedding 'lockplug/lockable_vectors' no longer matches"):
+        gluon_hub.load_embedding("lockable_vectors", lock=lock, root=str(tmp_path / "other"))
+    assert plugin["requests"] == ["/vectors.txt"]
+    check = cli(plugin, "lock", "--check", "-o", str(lock))
+    assert check.returncode == 1 and "urls is https://example.org/moved.txt" in check.stdout

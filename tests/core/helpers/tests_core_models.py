@@ -10,3 +10,10 @@ def dense_net(units: int = 4, classes: int = 3):
     net = mx.gluon.nn.HybridSequential()
     net.add(mx.gluon.nn.Dense(units, activation="relu"), mx.gluon.nn.Dense(classes))
     return net
+
+
+def text_table(spec, root=None) -> str:
+    """An embedding loader for tests: the text of the spec's one file, fetched through the cache."""
+    from gluon_hub.cache import fetch
+
+    return fetch(spec.files[0], root=root).read_text()
