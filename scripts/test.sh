@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GLUON_HUB_VENV=.venv SETUP_PROFILE=full bash scripts/setup.sh
-bash scripts/system-deps.sh  # g++, a JDK, JNA and Clojure for gluon-hub-deploy's tests
+bash scripts/system-deps.sh  # g++, a JDK, JNA and Clojure for gluon-hub-deploy's tests; Chromium for tests/browser
 
 # A first-party plugin that fails to load is an error here, not a status line.
 export GLUON_HUB_STRICT_PLUGINS=1

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "gluon_hub.cli.lock",
     "gluon_hub.cli.publishing",
     "gluon_hub.cli.plugin_tools",
+    "gluon_hub.cli.catalogue",
 )
 
 

@@ -40,14 +40,19 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "serve", help="serve a folder as a read-only mirror over HTTP (Ctrl-C stops)",
-        description="Serve DIR's files (GET, HEAD, byte ranges, ETag) for GLUON_HUB_MIRRORS. "
-        "The first line printed is 'Serving DIR at URL'.",
+        description="Serve DIR's files (GET, HEAD, byte ranges, ETag) for GLUON_HUB_MIRRORS, and the "
+        "catalogue of every model, dataset and embedding beside them at URL/catalogue/ (written on start, or "
+        "--catalogue). The first line printed is 'Serving DIR at URL'.",
     )
     p.add_argument("directory", type=Path, metavar="DIR")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: %(default)s, this machine only)")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
     p.add_argument("--verbose", action="store_true", help="log each request to stderr")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--catalogue", type=Path, metavar="CATALOGUE_DIR",
+                       help="serve this 'gluon-hub catalogue' output instead of writing one on start")
+    group.add_argument("--no-catalogue", action="store_true", help="serve the mirror only")
     p.set_defaults(run=_serve)
 
     p = subparsers.add_parser(
@@ -101,9 +106,21 @@ def _publish(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="gluon-hub-catalogue-") as scratch:
+        catalogue = args.catalogue
+        if catalogue is None and not args.no_catalogue:
+            from ..catalogue import write
+
+            catalogue = write(scratch).parent
+        return _serve_until_stopped(args, catalogue)
+
+
+def _serve_until_stopped(args: argparse.Namespace, catalogue: Path | None) -> int:
     from ..publishing._mirror_server import MirrorServer
 
-    server = MirrorServer(args.directory, args.host, args.port, verbose=args.verbose)
+    server = MirrorServer(args.directory, args.host, args.port, verbose=args.verbose, catalogue=catalogue)
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -111,6 +128,8 @@ def _serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, stop)  # `kill PID` stops it as cleanly as Ctrl-C
     try:
         print(f"Serving {server.root} at {server.url}", flush=True)
+        if server.catalogue_url:
+            print(f"gluon-hub: the catalogue is at {server.catalogue_url}", file=sys.stderr, flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         print("gluon-hub: mirror stopped", file=sys.stderr)

@@ -50,6 +50,7 @@ def serve(
     port: int = 0,
     *,
     verbose: bool = False,
+    catalogue: str | os.PathLike[str] | None = None,
 ) -> MirrorServer:
     """Serve a folder as a read-only mirror, in a background thread, and return the server.
 
@@ -64,6 +65,8 @@ def serve(
         machine. Give a LAN address (or ``0.0.0.0``) to serve other machines.
     port : TCP port; 0 picks a free one (read it from ``server.url``).
     verbose : log each request to stderr.
+    catalogue : a folder ``gluon-hub catalogue`` wrote, served beside the mirror at
+        ``server.catalogue_url`` (``/catalogue/``).
 
     Returns
     -------
@@ -82,7 +85,7 @@ def serve(
     """
     from ._mirror_server import MirrorServer
 
-    return MirrorServer(directory, host, port, verbose).start()
+    return MirrorServer(directory, host, port, verbose, catalogue).start()
 
 
 def bundle(

@@ -6,6 +6,10 @@ outside the directory (``..``, encoded or not, and symlinks leading out are refu
 404). It answers GET and HEAD, single byte-range requests with 206 (so the cache can
 resume a download), and ETag / Last-Modified validators with 304. Each request runs in
 its own thread, so a slow client does not hold up the others.
+
+Given a catalogue folder (``gluon-hub catalogue``'s output), it serves that beside the mirror
+at ``/catalogue/``, where a path ending in ``/`` means its ``index.html``; the mirror's own
+``catalogue`` folder, if it has one, is then hidden.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ __all__ = ["MirrorServer"]
 
 _CHUNK = 1 << 16
 _RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
+#: Where the catalogue is served, beside the mirror's files.
+CATALOGUE_PATH = "/catalogue/"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -58,6 +64,10 @@ class _Handler(BaseHTTPRequestHandler):
         ):
             return None
         root = self.server.root
+        if self.server.catalogue is not None and parts[0] == CATALOGUE_PATH.strip("/"):
+            root, parts = self.server.catalogue, parts[1:]
+            if not parts or raw.endswith("/"):
+                parts.append("index.html")
         candidate = root.joinpath(*parts)
         try:
             real = candidate.resolve(strict=True)
@@ -69,6 +79,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- responses ---------------------------------------------------------------------
     def _respond(self, send_body: bool) -> None:
+        if self.server.catalogue is not None and urlsplit(self.path).path == CATALOGUE_PATH.rstrip("/"):
+            self.send_response(HTTPStatus.MOVED_PERMANENTLY)  # its pages link relative to the folder
+            self.send_header("Location", CATALOGUE_PATH)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         path = self._resolve()
         if path is None:
             self._error(HTTPStatus.NOT_FOUND, send_body)
@@ -190,12 +206,16 @@ class MirrorServer(ThreadingHTTPServer):
 
     def __init__(
         self, directory: str | os.PathLike[str], host: str = "127.0.0.1", port: int = 0,
-        verbose: bool = False,
+        verbose: bool = False, catalogue: str | os.PathLike[str] | None = None,
     ) -> None:
         root = Path(directory).expanduser().resolve()
         if not root.is_dir():
             raise NotADirectoryError(f"cannot serve {directory}: not a directory")
         self.root = root
+        self.catalogue = Path(catalogue).expanduser().resolve() if catalogue is not None else None
+        if self.catalogue is not None and not (self.catalogue / "index.html").is_file():
+            raise FileNotFoundError(f"{catalogue} holds no index.html; write a catalogue there with "
+                                    f"'gluon-hub catalogue -o {catalogue}'")
         self.verbose = verbose
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._thread: threading.Thread | None = None
@@ -208,6 +228,11 @@ class MirrorServer(ThreadingHTTPServer):
         name = host.decode() if isinstance(host, bytes) else str(host)
         name = f"[{name}]" if ":" in name else name
         return f"http://{name}:{port}/"
+
+    @property
+    def catalogue_url(self) -> str | None:
+        """The catalogue's address, or None when no catalogue is served."""
+        return self.url.rstrip("/") + CATALOGUE_PATH if self.catalogue is not None else None
 
     def start(self) -> MirrorServer:
         """Serve in a background daemon thread; returns self."""

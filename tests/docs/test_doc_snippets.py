@@ -38,6 +38,7 @@ LANGUAGES = {"bash": "bash", "sh": "bash", "shell": "bash", "console": "bash", "
 
 INSTALLS = "installs into the environment (tests/packaging and tests/plugin_template install from wheels in scratch venvs)"
 READERS = "a fragment: it uses the reader's own objects or files"
+SERVES = "serves until stopped; tests/browser/test_catalogue_browser.py runs it"
 TRAINS = "a training or evaluation run on a real dataset (hours); the scripts' tests run them on generated data"
 CONVERTED = ("needs the files convert writes from published weights; plugins/gluon-hub-deploy/tests/"
              "test_convert.py runs these steps on generated weights, in a venv without MXNet")
@@ -65,6 +66,8 @@ SNIPPETS: dict[str, dict[str, str]] = {
         "gluon-hub publish net.params --name my_net --out mirror/    # weights file named by its hash": READERS,
         "gluon-hub serve mirror/                                     # a mirror on a loopback or LAN address":
             "serves until stopped; tests/publishing/test_walkthrough.py runs it",
+        "gluon-hub catalogue -o catalogue/   # every model, dataset and embedding as a site to browse offline: "
+        "docs/catalogue.md": RUN,
         "gluon-hub bundle resnet50_v1d -o weights.tar && gluon-hub import weights.tar": NETWORK,
         "gluon-hub convert resnet50_v1d --pretrained -o site/   # ONNX (or --format safetensors) by hash: docs/convert.md":
             NETWORK,
@@ -143,6 +146,11 @@ SNIPPETS: dict[str, dict[str, str]] = {
         'path = fetch_converted("resnet50_v1d")            # format="onnx"; tag="default" or "default.onnx"':
             CONVERTED,
         'net = gluon_hub.load("my_net", pretrained=Path("site/my_net-3f0c1e9a2b77.safetensors"))': READERS,
+    },
+    "docs/catalogue.md": {
+        "gluon-hub catalogue -o catalogue/": RUN,
+        "gluon-hub serve mirror/                     # also serves a fresh catalogue at URL/catalogue/": SERVES,
+        "gluon-hub serve mirror/ --catalogue catalogue/": SERVES,
     },
     "docs/lock.md": {
         "gluon-hub lock resnet50_v1d bert_12_768_12 --dataset squad -o gluon-hub.lock": RUN,
