@@ -1,5 +1,5 @@
-"""Entry point of the gluon-hub-deploy plugin: the ``deploy``, ``convert`` and ``portability``
-commands; imports no mxnet.
+"""Entry point of the gluon-hub-deploy plugin: the ``deploy``, ``convert``, ``portability`` and
+``bench`` commands; imports no mxnet.
 
 The library functions (``export``, ``optimize``, ``quantize``) need no hook: the hub's
 names for them import this distribution when first used.
@@ -32,5 +32,12 @@ def gluon_hub_commands():
             factory="gluon_hub_deploy.portability_cli:main",
             description="measure whether models export to ONNX with MXNet's outputs, the rows of "
                         "the portability matrix: gluon-hub portability [NAME...] [--write]",
+        ),
+        CommandSpec(
+            name="bench",
+            factory="gluon_hub_deploy.bench.cli:main",
+            description="measure latency, throughput and peak memory on this machine (cached, resumable) "
+                        "and chart them against reported accuracy: gluon-hub bench NAME... [--runtime "
+                        "mxnet,onnx] [--batch 1,8] [-o FILE.csv] [--chart FILE.html]",
         ),
     ]
