@@ -147,6 +147,15 @@ SNIPPETS: dict[str, dict[str, str]] = {
             CONVERTED,
         'net = gluon_hub.load("my_net", pretrained=Path("site/my_net-3f0c1e9a2b77.safetensors"))': READERS,
     },
+    "docs/bench.md": {
+        "gluon-hub bench mobilenet0.25 resnet18_v1 resnet50_v1 --runtime mxnet,onnx --batch 1,8 -o results.csv "
+        "--chart chart.html":
+            "measures twelve cases in full (a minute or more); plugins/gluon-hub-deploy/tests/test_bench.py "
+            "runs the command with --quick",
+        "gluon-hub bench --task image-classification --runtime onnx --quick   # every classifier, briefly":
+            "exports and times every classifier (half an hour or more)",
+        "gluon-hub bench mobilenet0.25 --size 64 --quick --chart chart.svg     # a smoke test: seconds": RUN,
+    },
     "docs/catalogue.md": {
         "gluon-hub catalogue -o catalogue/": RUN,
         "gluon-hub serve mirror/                     # also serves a fresh catalogue at URL/catalogue/": SERVES,
