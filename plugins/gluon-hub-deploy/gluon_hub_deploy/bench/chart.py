@@ -4,7 +4,7 @@ proportional to peak memory, one colour per runtime, and a caption naming the ma
 runtime versions and the date.
 
 HTML is the SVG inline with a table (no script, no network: ``<title>`` elements give the
-details on hover); PNG is drawn by matplotlib, which the core's ``demo`` extra installs.
+details on hover); PNG is drawn by matplotlib (the plugin's ``chart`` extra).
 Models without a reported metric, or with another metric than the chart's, are listed in a
 note, never placed at a made-up height.
 """
@@ -52,9 +52,8 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ImportError("a PNG chart needs matplotlib, which the core's 'demo' extra installs: "
-                          "pip install 'gluon-hub[demo]' (or pip install matplotlib); an .html or .svg chart "
-                          "needs nothing more") from None
+        raise ImportError("a PNG chart needs matplotlib: pip install 'gluon-hub-deploy[chart]' "
+                          "(or pip install matplotlib); an .html or .svg chart needs nothing more") from None
 
 
 def draw(path: str | Path, rows: Sequence[dict[str, Any]], skipped: Sequence[dict[str, Any]] = (),
