@@ -1,16 +1,20 @@
-"""Running an exported classifier with ONNX Runtime, where MXNet is not installed.
+"""Running exported models with ONNX Runtime, where MXNet is not installed.
 
-A model written by ``gluon_hub.export(name, "model.onnx", format="onnx")`` runs here with
-onnxruntime, numpy and Pillow only (``pip install onnxruntime Pillow``); this module
-never imports MXNet. The model's name gives its spec, and so the preprocessing it was
-trained with and its class names; the spec is read from the plugin's registration, which
-imports no model code either.
+:func:`load` is the task-neutral runner: it takes a model's name, finds its ONNX graph (a
+given file, else the file ``gluon-hub convert`` wrote, through the cache: mirrors, imported
+bundles, offline mode), opens an onnxruntime :class:`Session` on the execution providers
+asked for (the CPU by default; ``session.provider`` says which runs) and hands it to the
+runner its spec names (``ModelSpec.runner``, ``"module:object"`` imported on use, as
+``factory`` names the MXNet builder). Each task's pre- and post-processing lives in its
+plugin; this module never imports MXNet, and needs onnxruntime, numpy and Pillow only
+(``pip install onnxruntime Pillow``).
 
-The preprocessing is the evaluation preset of gluon-cv-core's ``eval_transform``: shorter
-side to ``resize`` (bilinear), centre ``crop``, scale to [0, 1], normalise. The resize
-reproduces the fixed-point arithmetic of the OpenCV inside MXNet, so a shrunk image is the
-same to the bit as on the MXNet path (Pillow decodes; for the same JPEG library that is the
-same too), and predictions agree with ``gluon-hub predict`` to float rounding.
+It also holds the image arithmetic the vision runners share: :func:`read_image` (Pillow),
+the classifiers' evaluation preset (:func:`preprocess`: shorter side to ``resize``
+bilinearly, centre ``crop``, scale to [0, 1], normalise) and :func:`resize_cubic`. The
+resizes reproduce the fixed-point arithmetic of the OpenCV inside MXNet, so a resized image
+is the same to the bit as on the MXNet path (Pillow decodes; for the same JPEG library that
+is the same too), and predictions agree with ``gluon-hub predict`` to float rounding.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import numpy as np
 
 from .specs import InputSpec, ModelSpec
 
-__all__ = ["Geometry", "OnnxClassifier", "geometry", "load_onnx", "preprocess", "read_image"]
+__all__ = ["Geometry", "Session", "geometry", "load", "load_onnx", "open_session", "preprocess", "read_image",
+           "resize_cubic"]
 
 _INSTALL = "pip install onnxruntime Pillow (the [onnxruntime] extra of gluon-hub)"
 
@@ -115,65 +120,120 @@ def preprocess(image: np.ndarray, model: str | ModelSpec | InputSpec | Geometry)
     return np.ascontiguousarray(tensor.transpose(2, 0, 1))
 
 
-class OnnxClassifier:
-    """An exported image classifier in an onnxruntime session, with its preprocessing.
+class Session:
+    """An onnxruntime session of one ONNX file, with the execution providers that run it.
 
-    Build it with :func:`load_onnx`. Calling it runs a batch of preprocessed ``NCHW``
-    tensors and returns the logits; :meth:`classify` takes image files.
+    The task-neutral half of a runner: :func:`load` builds it, and a task's runner (the
+    ``runner`` its spec names) wraps it with the task's pre- and post-processing.
     """
 
-    def __init__(self, session: Any, spec: ModelSpec, path: Path) -> None:
+    def __init__(self, session: Any, path: Path) -> None:
         self.session = session
-        self.spec = spec
         self.path = path
-        self.geometry = geometry(spec)
-        (model_input,) = session.get_inputs()
-        self.input_name: str = model_input.name
-        #: The batch size fixed in the file, or None where the file leaves it free.
-        self.batch: int | None = model_input.shape[0] if isinstance(model_input.shape[0], int) else None
-        self._labels: list[str] | None = None
+        #: The providers onnxruntime runs this file with, in priority order (the first runs
+        #: every node it supports; the CPU takes the rest).
+        self.providers: list[str] = list(session.get_providers())
+        self.inputs: list[Any] = list(session.get_inputs())
 
-    def __call__(self, batch: np.ndarray) -> np.ndarray:
-        """The model's output (logits) for an ``NCHW`` ``float32`` batch."""
-        batch = np.ascontiguousarray(batch, dtype=np.float32)
-        if self.batch is None or len(batch) == self.batch:
-            return self.session.run(None, {self.input_name: batch})[0]
-        outputs = []
-        for start in range(0, len(batch), self.batch):  # the file's batch size, padded at the end
-            chunk = batch[start : start + self.batch]
-            padded = np.concatenate([chunk, np.zeros((self.batch - len(chunk), *chunk.shape[1:]), np.float32)])
-            outputs.append(self.session.run(None, {self.input_name: padded})[0][: len(chunk)])
-        return np.concatenate(outputs)
+    @property
+    def provider(self) -> str:
+        """The execution provider that runs the graph (the first one onnxruntime kept)."""
+        return self.providers[0]
 
-    def classify(
-        self, images: Sequence[str | os.PathLike[str] | np.ndarray], topk: int = 5, batch_size: int = 32
-    ) -> list[list[tuple[str, float]]]:
-        """The ``topk`` (label, softmax probability) pairs of each image, best first.
+    def run(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        """The graph's outputs for ``arrays``, one per input in the file's input order."""
+        if len(arrays) != len(self.inputs):
+            raise ValueError(f"{str(self.path)!r} takes {len(self.inputs)} input(s), got {len(arrays)}")
+        return list(self.session.run(None, {i.name: a for i, a in zip(self.inputs, arrays)}))
 
-        ``images`` are files or ``HWC`` ``uint8`` RGB arrays. Labels are the spec's class
-        names, or ``class <i>`` where the model has other classes.
-        """
-        if topk < 1 or batch_size < 1:
-            raise ValueError("topk and batch_size must be at least 1")
-        results: list[list[tuple[str, float]]] = []
-        for start in range(0, len(images), batch_size):
-            chunk = images[start : start + batch_size]
-            tensors = [preprocess(read_image(i) if not isinstance(i, np.ndarray) else i, self.geometry)
-                       for i in chunk]
-            logits = self(np.stack(tensors)).astype(np.float64)
-            probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-            probs /= probs.sum(axis=1, keepdims=True)
-            labels = self.labels(probs.shape[1])
-            for row in probs:
-                best = row.argsort()[::-1][:topk]
-                results.append([(labels[i], float(row[i])) for i in best])
-        return results
 
-    def labels(self, num_classes: int) -> list[str]:
-        """The spec's class names when it has ``num_classes`` of them, else ``class <i>``."""
-        if self._labels is None or len(self._labels) != num_classes:
-            self._labels = self.spec.class_names(num_classes)
-        return self._labels
+def open_session(
+    path: str | os.PathLike[str],
+    *,
+    providers: Sequence[str | tuple[str, dict[str, Any]]] | None = None,
+    threads: int | None = None,
+) -> Session:
+    """An onnxruntime :class:`Session` of the file at ``path``.
+
+    ``providers`` are onnxruntime's execution providers in priority order, each a name or a
+    ``(name, options)`` pair (``("CUDAExecutionProvider", {"device_id": 1})``); default the
+    CPU. A provider this onnxruntime lacks is an error naming those it has, not a silent
+    fallback to the CPU. ``threads`` sets onnxruntime's intra-op threads.
+    """
+    target = Path(path).expanduser()
+    if not target.is_file():
+        raise FileNotFoundError(f"ONNX file {str(target)!r} does not exist")
+    try:
+        import onnxruntime
+    except ImportError:
+        raise ImportError(f"running ONNX models needs onnxruntime: {_INSTALL}") from None
+    chosen = list(providers) if providers else ["CPUExecutionProvider"]
+    available = onnxruntime.get_available_providers()
+    for provider in chosen:
+        name = provider[0] if isinstance(provider, tuple) else provider
+        if name not in available:
+            gpu = (" ; for CUDA or TensorRT install onnxruntime-gpu in place of onnxruntime "
+                   "(pip uninstall onnxruntime && pip install onnxruntime-gpu)"
+                   if name in ("CUDAExecutionProvider", "TensorrtExecutionProvider") else "")
+            raise ValueError(f"execution provider {name!r} is not available in this onnxruntime "
+                             f"{onnxruntime.__version__}; it has {', '.join(available)}{gpu}")
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
+    options = onnxruntime.SessionOptions()
+    if threads is not None:
+        options.intra_op_num_threads = threads
+    try:
+        session = onnxruntime.InferenceSession(str(target), options, providers=chosen)
+    except Exception as exc:  # onnxruntime raises its own classes, one per failure
+        raise ValueError(f"onnxruntime cannot load {str(target)!r} as an ONNX model: {exc}") from None
+    return Session(session, target)
+
+
+def load(
+    name: str,
+    model_file: str | os.PathLike[str] | None = None,
+    *,
+    providers: Sequence[str | tuple[str, dict[str, Any]]] | None = None,
+    threads: int | None = None,
+    tag: str | None = None,
+    index: str | os.PathLike[str] | None = None,
+) -> Any:
+    """The runner of an exported model: its ONNX graph in onnxruntime with its task's processing.
+
+    Parameters
+    ----------
+    name : the model's name; its spec gives the task's runner (``ModelSpec.runner``), the
+        preprocessing and the class names.
+    model_file : the ONNX file to run; default the file ``gluon-hub convert`` wrote for the
+        model, found through the cache (mirrors, imported bundles, offline mode) by
+        :func:`gluon_hub.publishing.fetch_converted`.
+    providers, threads : as for :func:`open_session` (default the CPU, onnxruntime's threads).
+    tag, index : which converted file, where the model has several, and a ``weights.json``
+        that ``gluon-hub convert`` wrote (or its folder): as for ``fetch_converted``.
+
+    The runner's ``session.provider`` says which execution provider runs the graph.
+    """
+    from ._api import info
+    from ._factory import import_object
+
+    spec = info(name)
+    if not spec.runner:
+        raise ValueError(f"model {spec.qualified_name!r} ({spec.task or 'no task'}) names no ONNX runner; "
+                         "run it in MXNet, or run its exported graph with onnxruntime yourself")
+    if model_file is None:
+        from .publishing import fetch_converted
+
+        path = fetch_converted(spec.qualified_name, "onnx", tag, index=index)
+    else:
+        path = Path(model_file).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"ONNX file {str(path)!r} does not exist; write it where MXNet is installed with "
+                f"gluon_hub.export({spec.name!r}, {str(path)!r}, format=\"onnx\") or "
+                f"gluon-hub convert {spec.name}"
+            )
+    factory = import_object(spec.runner, f"the ONNX runner of model {spec.qualified_name!r}")
+    return factory(open_session(path, providers=providers, threads=threads), spec)
 
 
 def load_onnx(
@@ -182,51 +242,9 @@ def load_onnx(
     *,
     threads: int | None = None,
     providers: Sequence[str] | None = None,
-) -> OnnxClassifier:
-    """Load an ONNX file exported from the classifier ``model`` into onnxruntime.
-
-    Parameters
-    ----------
-    path : the file ``gluon_hub.export(model, path, format="onnx")`` wrote.
-    model : the model's name: its spec gives the preprocessing and the class names.
-    threads : onnxruntime's intra-op threads (default: its own choice).
-    providers : onnxruntime execution providers (default: the CPU).
-    """
-    from ._api import info
-
-    spec = info(model)
-    geo = geometry(spec)
-    target = Path(path).expanduser()
-    if not target.is_file():
-        raise FileNotFoundError(
-            f"ONNX file {str(target)!r} does not exist; write it where MXNet is installed with "
-            f"gluon_hub.export({spec.name!r}, {str(target)!r}, format=\"onnx\")"
-        )
-    try:
-        import onnxruntime
-    except ImportError:
-        raise ImportError(f"running ONNX models needs onnxruntime: {_INSTALL}") from None
-    options = onnxruntime.SessionOptions()
-    if threads is not None:
-        options.intra_op_num_threads = threads
-    try:
-        session = onnxruntime.InferenceSession(str(target), options, providers=list(providers or ["CPUExecutionProvider"]))
-    except Exception as exc:  # onnxruntime raises its own classes, one per failure
-        raise ValueError(f"onnxruntime cannot load {str(target)!r} as an ONNX model: {exc}") from None
-    inputs = session.get_inputs()
-    expected = (geo.channels, geo.crop, geo.crop)
-    shape = tuple(inputs[0].shape) if len(inputs) == 1 else ()
-    if len(inputs) != 1 or len(shape) != 4 or shape[1:] != expected:
-        found = ", ".join(f"{i.name} {tuple(i.shape)}" for i in inputs)
-        raise ValueError(
-            f"{str(target)!r} takes {found}, but {spec.qualified_name!r} is preprocessed to "
-            f"(batch, {', '.join(map(str, expected))}): the file was exported from another model or "
-            f"for another input size; export it again with gluon_hub.export({spec.name!r}, "
-            f"{str(target)!r}, format=\"onnx\") (the spec's input shape is the default)"
-        )
-    if inputs[0].type != "tensor(float)":
-        raise ValueError(f"{str(target)!r} takes {inputs[0].type} input; the ONNX runner feeds float32 images")
-    return OnnxClassifier(session, spec, target)
+) -> Any:
+    """``load(model, path, ...)``: the runner of the ONNX file at ``path`` exported from ``model``."""
+    return load(model, path, threads=threads, providers=providers)
 
 
 def _resize_bilinear(image: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -259,3 +277,44 @@ def _weights(size_out: int, size_in: int) -> tuple[np.ndarray, np.ndarray, np.nd
     weight1 = np.rint(fraction * np.float32(2048)).astype(np.int32)
     weight0 = np.rint((np.float32(1) - fraction) * np.float32(2048)).astype(np.int32)
     return first, second, weight0, weight1
+
+
+def resize_cubic(image: np.ndarray, height: int, width: int) -> np.ndarray:
+    """A ``uint8`` ``HWC`` image resized with OpenCV's ``INTER_CUBIC`` fixed-point arithmetic.
+
+    This is MXNet's ``imresize(..., interp=2)``, which GluonCV's detection presets use (MXNet
+    passes ``interp`` to OpenCV as is, and OpenCV's 2 is bicubic): 11-bit weights of the
+    ``A = -0.75`` kernel, edge pixels repeated, integer sums, so the pixels are OpenCV's.
+    """
+    if image.ndim != 3 or image.dtype != np.uint8:
+        raise ValueError(f"expected an HWC uint8 image, got shape {image.shape} and dtype {image.dtype}")
+    if height < 1 or width < 1:
+        raise ValueError(f"cannot resize to {width}x{height} pixels")
+    if (height, width) == image.shape[:2]:
+        return image
+    xi, xw = _cubic_weights(width, image.shape[1])
+    yi, yw = _cubic_weights(height, image.shape[0])
+    source = image.astype(np.int64)
+    rows = sum(source[:, xi[:, k]] * xw[None, :, k, None] for k in range(4)).astype(np.float32)
+    # OpenCV's vector code combines the rows in float32: weight / 2048**2 times row, in order
+    beta = yw.astype(np.float32) * np.float32(1.0 / (1 << 22))
+    total = rows[yi[:, 0]] * beta[:, 0, None, None]
+    for k in range(1, 4):
+        total = total + rows[yi[:, k]] * beta[:, k, None, None]
+    return np.clip(np.rint(total), 0, 255).astype(np.uint8)
+
+
+def _cubic_weights(size_out: int, size_in: int) -> tuple[np.ndarray, np.ndarray]:
+    """The four source indices (edges repeated) and 11-bit weights of each output position."""
+    position = ((np.arange(size_out) + 0.5) * (size_in / size_out) - 0.5).astype(np.float32)
+    first = np.floor(position).astype(np.int64)
+    x = (position - first).astype(np.float32)
+    a = np.float32(-0.75)
+    one = np.float32(1)
+    c0 = ((a * (x + one) - 5 * a) * (x + one) + 8 * a) * (x + one) - 4 * a
+    c1 = ((a + 2) * x - (a + 3)) * x * x + one
+    c2 = ((a + 2) * (one - x) - (a + 3)) * (one - x) * (one - x) + one
+    c3 = one - c0 - c1 - c2
+    weights = np.rint(np.stack([c0, c1, c2, c3], axis=1).astype(np.float32) * np.float32(2048)).astype(np.int64)
+    index = np.clip(first[:, None] + np.arange(-1, 3)[None, :], 0, size_in - 1)
+    return index, weights

@@ -298,6 +298,11 @@ class ModelSpec(_Spec):
     #: model whose forward is no single exportable graph (recurrent states, a key/value
     #: cache, an encoder and a decoder step): ``gluon_hub.export`` writes these graphs instead.
     export_graphs: str | None = None
+    #: ``"module:attr"`` of the ONNX runner of the model's task, imported on use by
+    #: :func:`gluon_hub.runtime.load` and called as ``runner(session, spec)`` with a
+    #: :class:`gluon_hub.runtime.Session`: the task's pre- and post-processing in numpy (and
+    #: Pillow), never MXNet. ``None``: the model has no runner.
+    runner: str | None = None
     #: Filled in by the hub from the plugin's ``portability.json``; plugins leave it unset.
     onnx: OnnxPortability | None = None
 

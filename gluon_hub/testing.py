@@ -178,6 +178,7 @@ def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Fi
             _check_model_metadata(findings, spec)
             _check_labels(findings, spec, import_factories)
             _check_export_graphs(findings, spec, import_factories)
+            _check_runner(findings, spec, import_factories)
         elif isinstance(spec, DatasetSpec):
             _require(findings, spec, ("task", "license"))
             for file in spec.files:
@@ -234,6 +235,26 @@ def _check_export_graphs(findings: list[Finding], spec: ModelSpec, import_them: 
         findings.append(Finding(ERROR, _subject(spec), "export_graphs",
                                 f"export_graphs {path!r} is a {type(build).__name__}, not a function "
                                 "(model, input_shape) -> graphs"))
+
+
+def _check_runner(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:
+    """``runner`` names the ONNX processing ``gluon_hub.runtime.load`` imports on use, so a
+    moved module would otherwise surface only on a machine without MXNet."""
+    path = spec.runner
+    if path is None:
+        return
+    if not import_them:
+        _check_location(findings, spec, "runner", path)
+        return
+    try:
+        build = import_object(path, f"runner {path!r}")
+    except PluginError as exc:
+        findings.append(Finding(ERROR, _subject(spec), "runner", str(exc)))
+        return
+    if not callable(build):
+        findings.append(Finding(ERROR, _subject(spec), "runner",
+                                f"runner {path!r} is a {type(build).__name__}, not a callable "
+                                "(session, spec) -> runner"))
 
 
 def _check_labels(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:

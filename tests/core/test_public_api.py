@@ -46,8 +46,8 @@ def test_listing_never_imports_mxnet_or_model_code():
 
 #: Run in a fresh interpreter: records who first asks for mxnet, then imports every module that
 #: must work without MXNet (Python 3.13, numpy 2): the core, the runtime, every installed plugin's
-#: entry point and the spec modules its hooks import, the class-name modules the specs point to
-#: (the ONNX runner prints them), and the text plugin's tokenizers and vocabularies.
+#: entry point and the spec modules its hooks import, the class-name and ONNX runner modules the
+#: specs point to (``gluon_hub.runtime.load`` imports them), and the text plugin's tokenizers and vocabularies.
 MXNET_FREE_IMPORTS = """
 import importlib, importlib.metadata, pkgutil, sys, traceback
 
@@ -71,6 +71,8 @@ for name in gluon_hub.list_models():
     spec = gluon_hub.info(name)
     if spec.input is not None and spec.input.labels:
         labels.add(spec.input.labels.partition(":")[0])
+    if spec.runner:
+        labels.add(spec.runner.partition(":")[0])
 for module in sorted(labels):
     importlib.import_module(module)
 import gluon_nlp_core.text

@@ -138,6 +138,10 @@ SNIPPETS: dict[str, dict[str, str]] = {
             "rewrites the installed plugins' portability.json (an hour for the whole zoo)",
         "gluon-hub registry build                      # copy the rows into registry.json":
             "rewrites the checkout's registry.json; .ci/run runs 'registry check'",
+        'classifier = gluon_hub.runtime.load("resnet50_v1d", "r50.onnx")   # or no file: the converted one in the cache':
+            READERS,
+        'gluon_hub.runtime.load("resnet50_v1d", "r50.onnx",':
+            "needs a GPU and onnxruntime-gpu; tests/core/test_runtime_load.py checks the provider errors on the CPU",
     },
     "docs/convert.md": {
         "gluon-hub convert resnet50_v1d mobilenet1.0 --pretrained -o site/": NETWORK,

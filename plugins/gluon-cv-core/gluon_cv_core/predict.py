@@ -2,12 +2,13 @@
 
 A router: the model's task names the module that predicts with it, each task package's own
 (``_TASK_MODULES``), whose ``run(args, spec)`` checks the options it uses and returns the exit
-code. Classifiers print each image's top-k classes (``--runtime onnx --model-file FILE.onnx``
-runs an exported one in onnxruntime, without MXNet); detectors and Mask R-CNN print each
+code. Classifiers print each image's top-k classes; detectors and Mask R-CNN print each
 image's boxes or instances as JSON and draw them with ``--out FILE.png``; segmentation models
 print class pixel fractions and draw a colour overlay; pose estimators print keypoints, action
 recognisers the top-k classes of each video, depth models depth statistics, and trackers the
-object's box in each frame.
+object's box in each frame. ``--runtime onnx [--model-file FILE.onnx]`` runs an exported
+classifier, SSD/YOLOv3/CenterNet detector or semantic-segmentation model in onnxruntime
+(``gluon_hub.runtime.load``), without MXNet, and ``--json`` prints what the MXNet runtime prints.
 
 It never downloads unless asked. By default it uses the model's published weights if they
 are already in the cache or on a local mirror, and otherwise stops and says how to get
@@ -85,10 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="in pixels: tracking, the object's box in the video's first frame; pose, the "
                         "person's box (instead of a detector)")
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
-                        help="mxnet (default) runs the model in MXNet; onnx runs --model-file in onnxruntime "
-                        "without importing MXNet (classifiers; pip install onnxruntime Pillow)")
+                        help="mxnet (default) runs the model in MXNet; onnx runs its exported graph in "
+                        "onnxruntime without importing MXNet (classifiers, SSD/YOLOv3/CenterNet detectors, "
+                        "semantic segmentation; pip install onnxruntime Pillow); --json prints the same "
+                        "structure for both")
     parser.add_argument("--model-file", metavar="FILE.onnx",
-                        help="with --runtime onnx: the file gluon_hub.export(MODEL, FILE, format=\"onnx\") wrote; "
+                        help="with --runtime onnx: the file gluon_hub.export(MODEL, FILE, format=\"onnx\") wrote "
+                        "(default: the model's converted file in the cache, from gluon-hub convert/import); "
                         "MODEL still names the preprocessing and the class names")
     return parser
 

@@ -3,7 +3,7 @@
 Images are decoded with MXNet's OpenCV and preprocessed with the model's evaluation preset
 (its ``InputSpec``); scores are softmax probabilities. ``--runtime onnx --model-file
 FILE.onnx`` runs a classifier exported with ``gluon_hub.export(..., format="onnx")`` in
-onnxruntime instead, with the same preprocessing (:mod:`gluon_hub.runtime`), and never
+onnxruntime instead, with the same preprocessing (:mod:`.onnx_runner`), and never
 imports MXNet.
 """
 
@@ -89,19 +89,11 @@ def _read_classes(path: str) -> list[str]:
 
 def _run_onnx(args: argparse.Namespace, spec: Any) -> list[list[tuple[str, float]]]:
     """``--runtime onnx``: the exported classifier in onnxruntime; MXNet is never imported."""
-    from gluon_hub.runtime import load_onnx
+    from ..common.prediction import onnx_runner
 
-    if not args.model_file:
-        raise ValueError("--runtime onnx needs --model-file FILE.onnx, the file written by "
-                         "gluon_hub.export(MODEL, FILE, format=\"onnx\")")
-    mxnet_only = [flag for flag, used in (("--pretrained/--tag", args.pretrained is not None),
-                                          ("--params", args.params), ("--random-weights", args.random_weights),
-                                          ("--classes", args.classes or args.classes_file), ("--out", args.out),
-                                          ("--ctx", args.ctx != "cpu")) if used]
-    if mxnet_only:
-        raise ValueError(f"{', '.join(mxnet_only)} apply to the MXNet runtime; with --runtime onnx the "
-                         "weights and classes are those of --model-file, run on the CPU")
-    return load_onnx(args.model_file, spec.qualified_name).classify(args.images, args.topk, args.batch_size)
+    if args.out:
+        raise ValueError("--out draws detections, masks, poses and depth maps; a classifier prints its classes")
+    return onnx_runner(args, spec).classify(args.images, args.topk, args.batch_size)
 
 
 

@@ -74,6 +74,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["input"]),
+        runner="gluon_cv_core.classification.onnx_runner:Classifier",
     )
 
 

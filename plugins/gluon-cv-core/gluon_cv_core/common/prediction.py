@@ -13,10 +13,12 @@ from typing import Any, Callable
 def start(args: argparse.Namespace, spec: Any) -> tuple[bool | str, Any]:
     """``(pretrained, ctx)`` for a model that runs in MXNet: the weights option (``--pretrained
     [TAG]`` downloads; with no weights option the published weights are used only if they are
-    already here) and the ``--ctx`` device. Refuses ``--runtime onnx``, which runs classifiers only."""
+    already here) and the ``--ctx`` device. Refuses ``--runtime onnx`` for a task that has no ONNX
+    runner (the tasks that have one call :func:`onnx_runner` instead)."""
     if args.runtime == "onnx":
-        raise ValueError(f"--runtime onnx runs image classifiers; {spec.qualified_name!r} is a model for "
-                         f"{spec.task}: run it without --runtime onnx")
+        raise ValueError(f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet) and "
+                         f"semantic segmentation; {spec.qualified_name!r} is a model for {spec.task}: run it "
+                         "without --runtime onnx")
     from .devices import contexts
 
     ctx = contexts(args.ctx)[0]
@@ -25,6 +27,33 @@ def start(args: argparse.Namespace, spec: Any) -> tuple[bool | str, Any]:
               "meaningless", file=sys.stderr)
     pretrained = (not args.random_weights) if args.pretrained is None else args.pretrained
     return pretrained, ctx
+
+
+def onnx_runner(args: argparse.Namespace, spec: Any) -> Any:
+    """``--runtime onnx``: the model's runner (``gluon_hub.runtime.load``) on ``--model-file``, else
+    on its converted file already in the cache; never imports MXNet, never downloads."""
+    import gluon_hub.runtime
+    from gluon_hub.cache import offline
+
+    mxnet_only = [flag for flag, used in (("--pretrained/--tag", args.pretrained is not None),
+                                          ("--params", args.params), ("--random-weights", args.random_weights),
+                                          ("--classes", args.classes or args.classes_file),
+                                          ("--ctx", args.ctx != "cpu")) if used]
+    if mxnet_only:
+        raise ValueError(f"{', '.join(mxnet_only)} apply to the MXNet runtime; with --runtime onnx the "
+                         "weights and classes are those of --model-file, run on the CPU")
+    if not spec.runner:
+        start(args, spec)  # its refusal names the tasks that have a runner
+    if args.model_file:
+        return gluon_hub.runtime.load(spec.qualified_name, args.model_file)
+    try:
+        with offline():
+            return gluon_hub.runtime.load(spec.qualified_name)
+    except (KeyError, FileNotFoundError) as exc:
+        reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise ValueError(f"--runtime onnx needs --model-file FILE.onnx, the file written by gluon_hub.export("
+                         f"MODEL, FILE, format=\"onnx\"), or the model's converted file in the cache ({reason})"
+                         ) from None
 
 
 def network(spec: Any, pretrained: bool | str, params: str | None, ctx: Any, kwargs: dict[str, Any],
@@ -61,6 +90,15 @@ def print_each_image(args: argparse.Namespace, spec: Any, pretrained: bool | str
                      find: Callable[..., list], draw: Callable[..., None], key: str, what: str) -> int:
     """Detectors and Mask R-CNN: one JSON object per image listing what ``find`` found under
     ``key`` and, with ``--out``, the picture ``draw`` makes of it; ``what`` names the model kind."""
+    check_images(args, what)
+    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+    net.hybridize()  # each image keeps its aspect ratio, so shapes vary: no static_shape
+    found = find(net, spec, args.images, args.threshold, ctx)
+    return print_found(args, found, key, lambda image, items: draw(image, items, net.classes, args.out))
+
+
+def check_images(args: argparse.Namespace, what: str) -> None:
+    """The checks of a model that prints what it finds in each image, before it is built."""
     import os
 
     if args.out and len(args.images) != 1:
@@ -70,13 +108,16 @@ def print_each_image(args: argparse.Namespace, spec: Any, pretrained: bool | str
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {path!r} does not exist")
-    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
-    net.hybridize()  # each image keeps its aspect ratio, so shapes vary: no static_shape
-    for path, (image, found) in zip(args.images, find(net, spec, args.images, args.threshold, ctx)):
+
+
+def print_found(args: argparse.Namespace, found: list, key: str, draw: Callable[[Any, list], None]) -> int:
+    """One JSON object per image of ``(image, items)`` pairs (both runtimes print the same), and
+    with ``--out`` the picture ``draw(image, items)`` writes."""
+    for path, (image, items) in zip(args.images, found):
         print(json.dumps({"image": path, "width": image.shape[1], "height": image.shape[0],
-                          key: [item.as_json() for item in found]}))
+                          key: [item.as_json() for item in items]}))
         if args.out:
-            draw(image, found, net.classes, args.out)
+            draw(image, items)
     sys.stdout.flush()
     return 0
 

@@ -2,7 +2,7 @@
 
 Preprocessing is GluonCV's Mask R-CNN test recipe (``presets.rcnn.load_test``): the shorter
 side goes to the model's input side, the longer side stays within the network's ``max_size``
-(area interpolation), then ``to_tensor`` and the model's mean/std (:func:`.predict.to_input`).
+(OpenCV bicubic, MXNet's ``interp=2``), then ``to_tensor`` and the model's mean/std (:func:`.predict.to_input`).
 Boxes are mapped back to the original image, and each instance's box-relative mask is pasted
 onto the original image with :func:`.models.mask_rcnn.paste_masks` (GluonCV's
 ``expand_mask``).

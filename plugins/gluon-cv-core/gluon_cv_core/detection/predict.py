@@ -3,7 +3,7 @@
 Preprocessing is GluonCV's test-time recipe for its detection demos (``load_test`` of the SSD,
 YOLOv3 and CenterNet presets): the shorter side goes to the model's input side, the longer side
 stays within ``max_size`` (the aspect ratio is kept; the detectors take any input size), OpenCV
-area interpolation, then ``to_tensor`` and the model's mean/std. The network's boxes, in
+bicubic interpolation (``interp=2``, which MXNet's docs call area-based), then ``to_tensor`` and the model's mean/std. The network's boxes, in
 resized-image pixels, are mapped back to the original image and clipped to it.
 """
 
@@ -48,7 +48,7 @@ def resize_short_within(image: Any, short: int, max_size: int = MAX_SIZE) -> Any
     if round(scale * large) > max_size:
         scale = max_size / large
     new_w, new_h = max(1, int(round(width * scale))), max(1, int(round(height * scale)))
-    return mx.image.imresize(image, new_w, new_h, interp=2)  # 2: OpenCV's area interpolation
+    return mx.image.imresize(image, new_w, new_h, interp=2)  # MXNet passes 2 to OpenCV: INTER_CUBIC
 
 
 def to_input(image: Any, spec: Any, max_size: int = MAX_SIZE) -> Any:
@@ -142,7 +142,12 @@ def draw_detections(image: Any, detections: Sequence[Detection], classes: Sequen
 def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a detector: one JSON object of boxes per image and, with
     ``--out``, the picture of them."""
-    from ..common.prediction import print_each_image, start
+    from ..common.prediction import check_images, onnx_runner, print_each_image, print_found, start
 
+    if args.runtime == "onnx":
+        runner = onnx_runner(args, spec)
+        check_images(args, "a detector")
+        found = runner.detect(args.images, args.threshold)
+        return print_found(args, found, "detections", lambda image, items: runner.draw(image, items, args.out))
     pretrained, ctx = start(args, spec)
     return print_each_image(args, spec, pretrained, ctx, detect, draw_detections, "detections", "a detector")

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -110,9 +110,10 @@ def draw_mask(image: Any, mask: np.ndarray, colours: np.ndarray, out: str, alpha
 def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a semantic-segmentation model: print each image's class shares
     (the ``--topk`` largest; ``--json``: one object per image) and draw the mask with ``--out``."""
-    from ..common.prediction import network, start
+    from ..common.prediction import network, onnx_runner, start
 
-    pretrained, ctx = start(args, spec)
+    if args.runtime != "onnx":
+        pretrained, ctx = start(args, spec)
     if args.out and len(args.images) != 1:
         raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
     if args.classes:
@@ -122,9 +123,13 @@ def run(args: argparse.Namespace, spec: Any) -> int:
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {path!r} does not exist")
-    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
-    net.hybridize()  # images keep their own sizes: no static_shape
-    for path, (image, mask, num_classes) in zip(args.images, predict_masks(net, spec, args.images, ctx)):
+    if args.runtime == "onnx":
+        masks: Iterable[tuple[Any, np.ndarray, int]] = onnx_runner(args, spec).segment(args.images)
+    else:
+        net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+        net.hybridize()  # images keep their own sizes: no static_shape
+        masks = predict_masks(net, spec, args.images, ctx)
+    for path, (image, mask, num_classes) in zip(args.images, masks):
         classes = spec.class_names(num_classes)
         shares = class_shares(mask, classes)[: args.topk]
         if args.json:

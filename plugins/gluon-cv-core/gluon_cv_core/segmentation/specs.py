@@ -69,6 +69,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["backbone"], row["classes"] or "custom"),
+        runner="gluon_cv_core.segmentation.onnx_runner:Segmenter" if task == "semantic-segmentation" else None,
     )
 
 
