@@ -1,4 +1,4 @@
-"""gluon_hub: load any MXNet Gluon model, dataset, word embedding or loss by name, from any plugin.
+"""gluon_hub: load any MXNet Gluon model, dataset, word embedding, vocabulary or loss by name, from any plugin.
 
 Importing the hub is cheap: plugins are discovered on first use, and model code (and
 mxnet) is imported only when a model is built.
@@ -18,14 +18,17 @@ from ._api import (
     list_embeddings,
     list_losses,
     list_models,
+    list_vocabularies,
     load,
     load_dataset,
     load_embedding,
+    load_vocabulary,
     plugins,
     register_plugin,
     search,
     set_index,
     unregister_plugin,
+    vocabulary_info,
 )
 from ._heads import NewHead, head_argument
 from ._hub import reset_hub
@@ -55,6 +58,7 @@ from .specs import (
     Metric,
     ModelSpec,
     PluginInfo,
+    VocabularySpec,
     WeightVariant,
 )
 
@@ -107,6 +111,7 @@ __all__ = [
     "PluginNotInstalledError",
     "PluginWarning",
     "UnknownNameError",
+    "VocabularySpec",
     "WeightVariant",
     "__version__",
     "cache",
@@ -125,9 +130,11 @@ __all__ = [
     "list_embeddings",
     "list_losses",
     "list_models",
+    "list_vocabularies",
     "load",
     "load_dataset",
     "load_embedding",
+    "load_vocabulary",
     "optimize",
     "plugins",
     "publish",
@@ -137,4 +144,5 @@ __all__ = [
     "search",
     "set_index",
     "unregister_plugin",
+    "vocabulary_info",
 ]

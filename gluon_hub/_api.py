@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from . import _heads, _index, _lock, _tools, _weightfile
 from ._cache._errors import OfflineMissError
@@ -11,7 +12,7 @@ from ._factory import call_with_checked_kwargs, check_kwargs, import_object
 from ._hub import get_hub
 from ._portability import is_portable
 from .errors import ModelBuildError
-from .specs import DatasetSpec, EmbeddingSpec, InputSpec, LossSpec, ModelSpec, PluginInfo
+from .specs import DatasetSpec, EmbeddingSpec, InputSpec, LossSpec, ModelSpec, PluginInfo, VocabularySpec
 
 
 def _names(specs: Sequence[Any], kind: str) -> list[str]:
@@ -270,14 +271,37 @@ def load_dataset(name: str, segment: str | None = None, root: str | None = None,
     if root is not None:
         kwargs["root"] = root
     owner = f"dataset {spec.qualified_name!r}"
-    try:
+    with _prefetch_hint(spec):
         return call_with_checked_kwargs(import_object(spec.factory, owner), owner, {}, kwargs)
-    except OfflineMissError as miss:  # one of its files: prefetching the dataset fetches it
+
+
+@contextlib.contextmanager
+def _prefetch_hint(spec: Any) -> Iterator[None]:
+    """An offline miss of one of ``spec``'s files names ``gluon-hub cache prefetch`` of the
+    entry (which fetches that file) instead of the bare file's fetch."""
+    try:
+        yield
+    except OfflineMissError as miss:
         if not any(f.hash == miss.file_hash for f in spec.files):
             raise
         from .cache import prefetch_command
 
         raise miss.with_command(prefetch_command(spec)) from None
+
+
+def _load_files_entry(spec: Any, root: str | None, lock: str | os.PathLike[str] | None,
+                      kwargs: dict[str, Any]) -> Any:
+    """An embedding's or vocabulary's object: the lock checked before anything is fetched,
+    then the plugin's ``factory(spec, **kwargs)``, unknown ``kwargs`` refused with the
+    accepted ones."""
+    _lock.check_files(spec, lock)
+    owner = f"{spec.noun} {spec.qualified_name!r}"
+    loader = import_object(spec.factory, owner)
+    if root is not None:
+        kwargs["root"] = root
+    check_kwargs(loader, owner, kwargs)
+    with _prefetch_hint(spec):
+        return loader(spec, **kwargs)
 
 
 def list_embeddings(pattern: str | None = None, *, plugin: str | None = None) -> list[str]:
@@ -311,21 +335,39 @@ def load_embedding(name: str, root: str | None = None, lock: str | os.PathLike[s
     ``kwargs`` go to the plugin's loader (``unknown_token=`` ...); unknown ones are refused
     with the accepted ones.
     """
-    spec = embedding_info(name)
-    _lock.check_files(spec, lock)
-    owner = f"embedding {spec.qualified_name!r}"
-    loader = import_object(spec.factory, owner)
-    if root is not None:
-        kwargs["root"] = root
-    check_kwargs(loader, owner, kwargs)
-    try:
-        return loader(spec, **kwargs)
-    except OfflineMissError as miss:  # its file: prefetching the embedding by name fetches it
-        if not any(f.hash == miss.file_hash for f in spec.files):
-            raise
-        from .cache import prefetch_command
+    return _load_files_entry(embedding_info(name), root, lock, kwargs)
 
-        raise miss.with_command(prefetch_command(spec)) from None
+
+def list_vocabularies(pattern: str | None = None, *, plugin: str | None = None) -> list[str]:
+    """Names of the installed pretrained vocabularies and tokenizer files (``"*uncased*"`` ...)."""
+    return _names(get_hub().catalog("vocabularies").select(pattern, plugin), "vocabularies")
+
+
+def vocabulary_info(name: str) -> VocabularySpec:
+    """The spec of a vocabulary or tokenizer file: its family, token count and file(s) with
+    their hashes (a function of its own, as :func:`embedding_info` is).
+
+    Examples
+    --------
+    >>> import gluon_hub
+    >>> spec = gluon_hub.vocabulary_info("book_corpus_wiki_en_uncased")
+    >>> spec.family, spec.tokens
+    ('token-list', 30522)
+    """
+    return get_hub().lookup("vocabularies", name)
+
+
+def load_vocabulary(name: str, root: str | None = None, lock: str | os.PathLike[str] | None = None,
+                    **kwargs: Any) -> Any:
+    """The plugin's vocabulary or tokenizer object for ``name`` (gluon-nlp-core: a ``Vocab``
+    for a token list, a tokenizer for a SentencePiece model or BPE merges).
+
+    As :func:`load_embedding`: its files come through the hash-verified cache (``root``
+    instead of ``GLUON_HUB_HOME``), an offline miss names the ``gluon-hub cache prefetch``
+    command that fetches them, a lock file (``lock`` or ``GLUON_HUB_LOCK``) must pin them,
+    and ``kwargs`` go to the plugin's loader.
+    """
+    return _load_files_entry(vocabulary_info(name), root, lock, kwargs)
 
 
 def list_losses(pattern: str | None = None, *, plugin: str | None = None) -> list[str]:

@@ -165,8 +165,8 @@ def entries(
 
 
 def files_of(name: str, kind: str | None = "models", tag: str | None = None) -> list[FileRef]:
-    """The files a model's weights (every variant, or ``tag``), a dataset or an embedding
-    need; ``kind=None`` takes the first of :data:`FILE_KINDS` that knows ``name``."""
+    """The files a model's weights (every variant, or ``tag``), a dataset, an embedding or a
+    vocabulary need; ``kind=None`` takes the first of :data:`FILE_KINDS` that knows ``name``."""
     from ._hub import get_hub
 
     if kind is not None and kind not in FILE_KINDS:
@@ -201,7 +201,7 @@ def _select(found: list[CacheEntry], names: Sequence[str] | None) -> list[CacheE
             if not hashes:
                 raise KeyError(
                     f"{name!r} is neither a cached file name, a full hash, nor a model, "
-                    "dataset or embedding; 'gluon-hub cache ls' lists the cache"
+                    "dataset, embedding or vocabulary; 'gluon-hub cache ls' lists the cache"
                 )
             matches = [e for e in found if e.hash in hashes]
         chosen.update((e.path, e) for e in matches)
@@ -311,7 +311,7 @@ def prefetch(
     progress: bool | None = None,
     lock: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
-    """Fetch every file the named models (or datasets, or embeddings) need, for use offline
+    """Fetch every file the named models (or datasets, embeddings, vocabularies) need, for use offline
     later; ``kind=None`` takes each name as the first of :data:`FILE_KINDS` that knows it.
     Under a lock file (``lock`` or ``GLUON_HUB_LOCK``) a model's pinned tag only, and every
     name is checked against the lock before anything is downloaded."""

@@ -22,7 +22,7 @@ from typing import Iterable
 
 import pluggy
 
-from .specs import BatchifySpec, CommandSpec, DatasetSpec, EmbeddingSpec, LossSpec, ModelSpec
+from .specs import BatchifySpec, CommandSpec, DatasetSpec, EmbeddingSpec, LossSpec, ModelSpec, VocabularySpec
 
 PROJECT = "gluon_hub"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -45,6 +45,11 @@ def gluon_hub_embeddings() -> Iterable[EmbeddingSpec]:
 
 
 @hookspec
+def gluon_hub_vocabularies() -> Iterable[VocabularySpec]:
+    """Pretrained vocabularies and tokenizer files this plugin provides (hub API 1.2)."""
+
+
+@hookspec
 def gluon_hub_losses() -> Iterable[LossSpec]:
     """Losses this plugin provides."""
 
@@ -64,6 +69,7 @@ HOOK_FOR_KIND = {
     "models": "gluon_hub_models",
     "datasets": "gluon_hub_datasets",
     "embeddings": "gluon_hub_embeddings",
+    "vocabularies": "gluon_hub_vocabularies",
     "losses": "gluon_hub_losses",
     "batchify": "gluon_hub_batchify",
     "commands": "gluon_hub_commands",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 __all__ = [
     "HASH_LENGTHS",
@@ -25,6 +25,7 @@ __all__ = [
     "ExportGraph",
     "DatasetSpec",
     "EmbeddingSpec",
+    "VocabularySpec",
     "LossSpec",
     "BatchifySpec",
     "CommandSpec",
@@ -398,36 +399,57 @@ class DatasetSpec(_Spec):
 
 
 @dataclass(frozen=True)
-class LossSpec(_Spec):
-    """A loss block, built by ``gluon_hub.get_loss(name, **kwargs)``."""
-
-    kind, noun = "losses", "loss"
-@dataclass(frozen=True)
-class EmbeddingSpec(_Spec):
-    """A pretrained word-embedding table (GloVe, fastText, word2vec ...), fetched through the
-    cache like a dataset's ``files``; ``factory(spec, **kwargs)`` builds the plugin's
-    embedding object from the fetched file, so listing, prefetching and bundling need no
-    plugin code. ``dim`` is the vector length where known."""
+class _FilesEntry(_Spec):
+    """What embeddings and vocabularies share: file(s) fetched through the cache like a
+    dataset's ``files``, and ``factory(spec, **kwargs)`` building the plugin's object from
+    them, so listing, prefetching, bundling and locking need no plugin code. ``family`` says
+    what the file is; ``count`` names the subclass's positive-int size field."""
 
     family: str = ""
-    dim: int | None = None
     files: tuple[FileRef, ...] = ()
     license: str = ""
     paper: str = ""
     tags: tuple[str, ...] = ()
 
-    kind, noun = "embeddings", "embedding"
+    count: ClassVar[str]
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _freeze(self, "files")
         _freeze(self, "tags")
         if not self.files:
-            raise ValueError(f"embedding {self.name!r}: give the file(s) it is loaded from")
-        if self.dim is not None and (isinstance(self.dim, bool) or not isinstance(self.dim, int) or self.dim < 1):
-            raise ValueError(f"embedding {self.name!r}: dim must be a positive int, got {self.dim!r}")
+            raise ValueError(f"{self.noun} {self.name!r}: give the file(s) it is loaded from")
+        value = getattr(self, self.count)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{self.noun} {self.name!r}: {self.count} must be a positive int, got {value!r}")
 
 
+@dataclass(frozen=True)
+class EmbeddingSpec(_FilesEntry):
+    """A pretrained word-embedding table (GloVe, fastText, word2vec ...); ``dim`` is the
+    vector length where known."""
+
+    dim: int | None = None
+
+    kind, noun, count = "embeddings", "embedding", "dim"
+
+
+@dataclass(frozen=True)
+class VocabularySpec(_FilesEntry):
+    """A pretrained vocabulary or tokenizer file (a token list, a SentencePiece model, BPE
+    merges ...); ``factory`` builds the plugin's vocabulary or tokenizer object, ``tokens``
+    is how many ids it has where known."""
+
+    tokens: int | None = None
+
+    kind, noun, count = "vocabularies", "vocabulary", "tokens"
+
+
+@dataclass(frozen=True)
+class LossSpec(_Spec):
+    """A loss block, built by ``gluon_hub.get_loss(name, **kwargs)``."""
+
+    kind, noun = "losses", "loss"
 
 
 @dataclass(frozen=True)
@@ -460,30 +482,32 @@ class PluginInfo:
 SPEC_KINDS: dict[str, type[_Spec]] = {
     "models": ModelSpec,
     "datasets": DatasetSpec,
+    "embeddings": EmbeddingSpec,
+    "vocabularies": VocabularySpec,
     "losses": LossSpec,
     "batchify": BatchifySpec,
     "commands": CommandSpec,
 }
 
-    "embeddings": EmbeddingSpec,
+#: The kinds whose entries are files to fetch: models (their weights) and those whose spec
+#: lists ``files`` (datasets, embeddings, vocabularies), in the order a bare name is looked up.
+FILE_KINDS = ("models", *(k for k, c in SPEC_KINDS.items() if "files" in c.__dataclass_fields__))
+
 _NESTED: dict[tuple[type, str], type] = {
     (ModelSpec, "input"): InputSpec,
     (ModelSpec, "extra_inputs"): InputSpec,
     (ModelSpec, "weights"): WeightVariant,
     (ModelSpec, "onnx"): OnnxPortability,
-#: The kinds whose entries are files to fetch: models (their weights) and those whose spec
-#: lists ``files`` (datasets, embeddings), in the order a bare name is looked up.
-FILE_KINDS = ("models", *(k for k, c in SPEC_KINDS.items() if "files" in c.__dataclass_fields__))
-
     (WeightVariant, "file"): FileRef,
     (WeightVariant, "metrics"): Metric,
     (DatasetSpec, "files"): FileRef,
+    (EmbeddingSpec, "files"): FileRef,
+    (VocabularySpec, "files"): FileRef,
 }
 
 
 def _to_jsonable(obj: Any) -> Any:
     if hasattr(obj, "__dataclass_fields__"):
-    (EmbeddingSpec, "files"): FileRef,
         return {f.name: _to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
     if isinstance(obj, (list, tuple)):
         return [_to_jsonable(v) for v in obj]

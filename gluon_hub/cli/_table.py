@@ -40,7 +40,9 @@ def human_count(n: int | None) -> str:
 
 
 def plural(n: int, singular: str) -> str:
-    """``1 model``, ``2 models``, ``2 losses``."""
+    """``1 model``, ``2 models``, ``2 losses``, ``2 vocabularies``."""
     if n == 1:
         return f"1 {singular}"
+    if singular.endswith("y") and singular[-2:-1] not in "aeiou":
+        return f"{n} {singular[:-1]}ies"
     return f"{n} {singular}{'es' if singular.endswith('s') else 's'}"

@@ -14,7 +14,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     q = sub.add_parser("ls", help="list cached files with sizes and a total")
     q.add_argument("names", nargs="*", metavar="NAME",
-                   help="only these: file names, full hashes, model, dataset or embedding names")
+                   help="only these: file names, full hashes, model, dataset, embedding or vocabulary names")
     q.set_defaults(run=_ls)
 
     q = sub.add_parser("verify", help="re-hash cached files; changed ones are removed")
@@ -26,7 +26,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("names", nargs="*", metavar="NAME")
     q.set_defaults(run=_purge)
 
-    q = sub.add_parser("prefetch", help="fetch everything models, datasets or embeddings need, for offline use")
+    q = sub.add_parser("prefetch", help="fetch everything models, datasets, embeddings or "
+                         "vocabularies need, for offline use")
     q.add_argument("names", nargs="+", metavar="NAME")
     q.add_argument("--kind", choices=FILE_KINDS, default=None,
                    help="what NAME is (default: the first of these that knows it)")

@@ -10,7 +10,9 @@ from typing import Any
 from .._portability import is_current, is_portable, shapes_text
 from ._table import format_table, human_count, human_size, plural
 
-KINDS = ("models", "datasets", "embeddings", "losses", "batchify")
+KINDS = ("models", "datasets", "embeddings", "vocabularies", "losses", "batchify")
+#: The count column of the kinds listed by family: vector length, number of tokens.
+_COUNTS = {"embeddings": "dim", "vocabularies": "tokens"}
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +30,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the full specs as JSON")
     p.set_defaults(run=_list)
 
-    p = subparsers.add_parser("info", help="show a model's (or dataset's, embedding's ...) metadata, files and metrics")
+    p = subparsers.add_parser("info", help="show a model's (or dataset's, embedding's, vocabulary's ...) "
+                                               "metadata, files and metrics")
     p.add_argument("name")
     p.add_argument("--kind", choices=KINDS, default=None,
                    help="what NAME is (default: the first of these that knows it)")
@@ -81,10 +84,11 @@ def _list(args: argparse.Namespace) -> int:
             for s in specs
         ]
         print(format_table(("NAME", "TASK", "PARAMS", "TOP-1 %", "WEIGHTS"), rows))
-    elif args.kind == "embeddings":
-        rows = [(s.qualified_name, s.family, s.dim, human_size(sum(f.size or 0 for f in s.files)) if all(
-            f.size for f in s.files) else None, s.description) for s in specs]
-        print(format_table(("NAME", "FAMILY", "DIM", "SIZE", "DESCRIPTION"), rows))
+    elif args.kind in _COUNTS:
+        count = _COUNTS[args.kind]
+        rows = [(s.qualified_name, s.family, getattr(s, count), human_size(sum(f.size or 0 for f in s.files))
+                 if all(f.size for f in s.files) else None, s.description) for s in specs]
+        print(format_table(("NAME", "FAMILY", count.upper(), "SIZE", "DESCRIPTION"), rows))
     else:
         rows = [(s.qualified_name, getattr(s, "task", None), s.description) for s in specs]
         print(format_table(("NAME", "TASK", "DESCRIPTION"), rows))

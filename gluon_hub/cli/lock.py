@@ -1,4 +1,5 @@
-"""``gluon-hub lock``: pin models' weights, datasets' and embeddings' files; ``--check`` reports drift for CI."""
+"""``gluon-hub lock``: pin models' weights and the files of datasets, embeddings and
+vocabularies; ``--check`` reports drift for CI."""
 
 from __future__ import annotations
 
@@ -7,12 +8,18 @@ import os
 import sys
 from pathlib import Path
 
+from ..specs import FILE_KINDS, SPEC_KINDS
+
+#: The kinds pinned by ``--NOUN NAME`` (``--dataset``, ``--embedding``, ``--vocabulary``).
+_FILES_ONLY = FILE_KINDS[1:]
+
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "lock", help="pin models' weights, datasets' and embeddings' files in a lock file; --check reports drift",
-        description="Write a lock file pinning, for each model (NAME or NAME:TAG), dataset and "
-                    "embedding, the "
+        "lock", help="pin models' weights, datasets', embeddings' and vocabularies' files in a lock file; "
+                     "--check reports drift",
+        description="Write a lock file pinning, for each model (NAME or NAME:TAG), dataset, "
+                    "embedding and vocabulary, the "
                     "providing plugin distribution and version, the weight tag and every file's "
                     "hash, size and URLs. Without names, the names already in the file are pinned "
                     "again. Loads and `cache prefetch` obey the file under GLUON_HUB_LOCK=FILE or "
@@ -20,10 +27,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     "Nothing is downloaded. Format and a CI example: docs/lock.md.")
     p.add_argument("names", nargs="*", metavar="NAME[:TAG]",
                    help="models to pin, with their default weights or the tag given")
-    p.add_argument("--dataset", action="append", default=[], metavar="NAME",
-                   help="a dataset to pin (repeat for more)")
-    p.add_argument("--embedding", action="append", default=[], metavar="NAME",
-                   help="a word embedding to pin (repeat for more)")
+    for kind in _FILES_ONLY:
+        noun = SPEC_KINDS[kind].noun
+        p.add_argument(f"--{noun}", action="append", default=[], dest=kind, metavar="NAME",
+                       help=f"a {noun} to pin (repeat for more)")
     p.add_argument("-o", "--file", dest="path", metavar="FILE",
                    help="the lock file to write or check (default: GLUON_HUB_LOCK, else "
                         "./gluon-hub.lock)")
@@ -43,12 +50,12 @@ def _requests(args: argparse.Namespace, path: Path) -> list[tuple[str, str, str 
         if sep and not tag:
             raise ValueError(f"{argument!r}: give a weight tag after ':' or none at all")
         wanted.append(("models", name, tag or None))
-    wanted += [("datasets", name, None) for name in args.dataset]
-    wanted += [("embeddings", name, None) for name in args.embedding]
+    wanted += [(kind, name, None) for kind in _FILES_ONLY for name in getattr(args, kind)]
     if wanted:
         return wanted
     if not path.exists():
-        raise ValueError(f"name the models (and --dataset, --embedding) to pin: {path} does not exist yet, "
+        options = ", ".join(f"--{SPEC_KINDS[kind].noun}" for kind in _FILES_ONLY)
+        raise ValueError(f"name the models (and {options}) to pin: {path} does not exist yet, "
                          f"e.g. `gluon-hub lock resnet50_v1d -o {path}`")
     return [(p.kind, p.name, p.tag) for p in _lock.read(path)]
 
@@ -58,7 +65,7 @@ def _lock(args: argparse.Namespace) -> int:
 
     path = Path(args.path or _env.lock_file() or _lock.DEFAULT_PATH)
     if args.check:
-        if args.names or args.dataset or args.embedding:
+        if args.names or any(getattr(args, kind) for kind in _FILES_ONLY):
             raise ValueError("--check checks the whole lock file; give no names with it")
         pins = _lock.read(path)
         drifted = _lock.check(pins)

@@ -267,3 +267,28 @@ def tiny_net(units: int = 3):
     net.add(mx.gluon.nn.Dense(4, activation="relu", in_units=5))
     net.add(mx.gluon.nn.Dense(units, in_units=4))
     return net
+
+
+def installed_plugin(tmp_path: Path, name: str, source: str, data: object) -> dict[str, str]:
+    """Plugin module ``name`` (``source``, reading ``name.json`` beside it, holding ``data``)
+    installed as distribution ``name``-1.0 with its entry point in a ``PYTHONPATH`` folder, and
+    the environment of a shell that sees it: a cache under ``tmp_path``, no config, no proxy
+    for the loopback mirrors, this Python first on ``PATH``."""
+    import json
+    import os
+    import textwrap
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / f"{name}.json").write_text(json.dumps(data))
+    (site / f"{name}.py").write_text(textwrap.dedent(source))
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+                                   "Requires-Dist: gluon-hub~=0.1\n")
+    (info / "entry_points.txt").write_text(f"[gluon_hub]\n{name} = {name}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GLUON_HUB_")}
+    env.update(PYTHONPATH=str(site), GLUON_HUB_HOME=str(tmp_path / "home"), GLUON_HUB_PROGRESS="0",
+               GLUON_HUB_CONFIG=str(tmp_path / "no-config.json"), NO_PROXY="127.0.0.1",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return env

@@ -9,19 +9,18 @@ distributions never send pip to a package index that lacks them (issue 29, item 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 import shlex
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from gluon_hub import FileRef, _index
 from gluon_hub.publishing import serve
+
+from cachetestlib import installed_plugin
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,8 +71,8 @@ def world(tmp_path: Path):
     environments: offline with an empty cache, and connected to the mirror."""
     from gluon_hub.compat import mx
 
-    site, mirror = tmp_path / "site", tmp_path / "mirror"
-    site.mkdir(), mirror.mkdir()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
     net = mx.gluon.nn.Dense(2, in_units=3)
     net.initialize(mx.init.Normal(1.0))
     net.save_parameters(str(mirror / "hint_net.params"))
@@ -84,17 +83,7 @@ def world(tmp_path: Path):
             "other": _ref(mirror / "other.params", "other.params"),
             "data": _ref(mirror / "hint.txt", "hint.txt"),
             "blob": _ref(mirror / "blob.bin", "blob.bin")}
-    (site / "hintplug.json").write_text(json.dumps(refs))
-    (site / "hintplug.py").write_text(textwrap.dedent(PLUGIN))
-    info = site / "hint_plug-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hint-plug\nVersion: 1.0\n"
-                                   "Requires-Dist: gluon-hub~=0.1\n")
-    (info / "entry_points.txt").write_text("[gluon_hub]\nhintplug = hintplug\n")
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GLUON_HUB_")}
-    base.update(PYTHONPATH=str(site), GLUON_HUB_HOME=str(tmp_path / "home"), GLUON_HUB_PROGRESS="0",
-                GLUON_HUB_CONFIG=str(tmp_path / "no-config.json"), NO_PROXY="127.0.0.1",
-                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    base = installed_plugin(tmp_path, "hintplug", PLUGIN, refs)
     with serve(mirror) as server:
         yield {"offline": dict(base, GLUON_HUB_OFFLINE="1"),
                "online": dict(base, GLUON_HUB_MIRRORS=server.url), "refs": refs}

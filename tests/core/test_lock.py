@@ -25,7 +25,7 @@ HELPERS = Path(__file__).parent / "helpers"
 #: A plugin whose specs come from a JSON file the test rewrites, as a new release would.
 PLUGIN = '''
 import json
-from gluon_hub import hookimpl, DatasetSpec, EmbeddingSpec, FileRef, ModelSpec, WeightVariant
+from gluon_hub import hookimpl, DatasetSpec, EmbeddingSpec, FileRef, ModelSpec, VocabularySpec, WeightVariant
 
 GLUON_HUB_API = ">=1,<2"
 
@@ -52,6 +52,12 @@ def gluon_hub_datasets():
 def gluon_hub_embeddings():
     return [EmbeddingSpec(name="lockable_vectors", factory="tests_core_models:text_table",
                           files=(FileRef(**_specs()["vectors"]),))]
+
+
+@hookimpl
+def gluon_hub_vocabularies():
+    return [VocabularySpec(name="lockable_tokens", factory="tests_core_models:text_table",
+                           files=(FileRef(**_specs()["vectors"]),))]
 '''
 
 
@@ -319,21 +325,24 @@ def test_prefetch_under_the_lock_fetches_the_pinned_tag_only(plugin, tmp_path):
     assert unlocked.returncode == 0, unlocked.stderr  # without a lock, as before
 
 
-def test_an_embedding_is_locked_and_loads_under_the_lock(plugin, tmp_path):
+@pytest.mark.parametrize("kind, noun, name", [("embeddings", "embedding", "lockable_vectors"),
+                                              ("vocabularies", "vocabulary", "lockable_tokens")])
+def test_an_embedding_or_vocabulary_is_locked_and_loads_under_the_lock(plugin, tmp_path, kind, noun, name):
     lock = tmp_path / "gluon-hub.lock"
-    with pytest.raises(LockError, match=r"add it: `gluon-hub lock -o .* --embedding lockplug/lockable_vectors`"):
+    load = getattr(gluon_hub, f"load_{noun}")
+    with pytest.raises(LockError, match=rf"add it: `gluon-hub lock -o .* --{noun} lockplug/{name}`"):
         assert cli(plugin, "lock", "lockable", "-o", str(lock)).returncode == 0
-        gluon_hub.load_embedding("lockable_vectors", lock=lock)
-    written = cli(plugin, "lock", "--embedding", "lockable_vectors", "-o", str(lock))
+        load(name, lock=lock)
+    written = cli(plugin, "lock", f"--{noun}", name, "-o", str(lock))
     assert written.returncode == 0, written.stderr
-    assert '[embeddings."lockplug/lockable_vectors".file."sha256:' in lock.read_text()
-    assert gluon_hub.load_embedding("lockable_vectors", lock=lock) == "hello 0.5 -0.25\n"
+    assert f'[{kind}."lockplug/{name}".file."sha256:' in lock.read_text()
+    assert load(name, lock=lock) == "hello 0.5 -0.25\n"
     data = json.loads(plugin["specs"].read_text())
     data["vectors"]["urls"] = ["https://example.org/moved.txt"]
     plugin["specs"].write_text(json.dumps(data))
     gluon_hub.reset_hub()
-    with pytest.raises(LockDriftError, match=r"embedding 'lockplug/lockable_vectors' no longer matches"):
-        gluon_hub.load_embedding("lockable_vectors", lock=lock, root=str(tmp_path / "other"))
+    with pytest.raises(LockDriftError, match=rf"{noun} 'lockplug/{name}' no longer matches"):
+        load(name, lock=lock, root=str(tmp_path / "other"))
     assert plugin["requests"] == ["/vectors.txt"]
     check = cli(plugin, "lock", "--check", "-o", str(lock))
     assert check.returncode == 1 and "urls is https://example.org/moved.txt" in check.stdout

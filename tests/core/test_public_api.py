@@ -18,6 +18,7 @@ PUBLIC = {
     "unregister_plugin", "cache", "fetch", "publish", "export", "optimize", "quantize", "OptimizeWarning",
     "NewHead", "NewHeadWarning", "head_argument", "input_spec",
     "EmbeddingSpec", "list_embeddings", "embedding_info", "load_embedding",
+    "VocabularySpec", "list_vocabularies", "vocabulary_info", "load_vocabulary",
 }
 
 

@@ -88,6 +88,8 @@ SNIPPETS: dict[str, dict[str, str]] = {
         "gluon-hub cache prefetch resnet50_v1d            # every weight variant (or --tag T)": NETWORK,
         "gluon-hub cache prefetch --kind datasets squad   # a dataset's files": NETWORK,
         "gluon-hub cache prefetch glove.6B.50d            # a word embedding's file (without --kind: the": NETWORK,
+        "gluon-hub cache prefetch book_corpus_wiki_en_uncased   # a vocabulary or tokenizer file (BERT's token list)":
+            NETWORK,
         "gluon-hub cache ls                               # files, sizes, total": RUN,
         "gluon-hub cache verify                           # re-hash everything; changed files are removed": RUN,
         "gluon-hub cache purge resnet50_v1d               # or a file name, a full hash; all without NAME": RUN,
@@ -215,6 +217,13 @@ SNIPPETS: dict[str, dict[str, str]] = {
         "gluon-hub cache prefetch glove.6B.50d           # for offline use; or carry it:": NETWORK,
         "gluon-hub bundle glove.6B.50d -o glove.tar      # then 'gluon-hub import glove.tar' elsewhere": NETWORK,
         'gluon_hub.list_embeddings("glove.6B.*")          # names, as list_models': NETWORK,
+        "gluon-hub search bert_12_768_12 --kind vocabularies   # the vocabularies BERT-base's weights use": RUN,
+        "gluon-hub list --kind vocabularies                    # NAME, FAMILY, TOKENS, DESCRIPTION": RUN,
+        "gluon-hub info openai_webtext_bpe_ranks               # file, sha1, and the prefetch command": RUN,
+        "gluon-hub cache prefetch book_corpus_wiki_en_uncased  # for offline use; or carry it:": NETWORK,
+        "gluon-hub bundle book_corpus_wiki_en_uncased -o vocab.tar": NETWORK,
+        "gluon-hub lock --vocabulary book_corpus_wiki_en_uncased -o gluon-hub.lock": RUN,
+        'gluon_hub.list_vocabularies("*uncased*")                          # names, as list_models': NETWORK,
         'gluon_hub.info("bert_12_768_12").weights[3].description   # "vocabulary \'wiki_multilingual_cased\' (119547 tokens); keep the case"':
             NETWORK,
         'bert = gluon_hub.load("bert_12_768_12", pretrained=False, use_decoder=False, use_classifier=False)':

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gluon_hub import CommandSpec, hookimpl
 
-GLUON_HUB_API = ">=1.1,<2"  # 1.1: gluon_hub_embeddings
+GLUON_HUB_API = ">=1.2,<2"  # 1.1: gluon_hub_embeddings; 1.2: gluon_hub_vocabularies
 
 
 @hookimpl
@@ -26,6 +26,13 @@ def gluon_hub_embeddings():
     from ._embedding_specs import embedding_specs
 
     return embedding_specs()
+
+
+@hookimpl
+def gluon_hub_vocabularies():
+    from ._vocabulary_specs import vocabulary_specs
+
+    return vocabulary_specs()
 
 
 @hookimpl

@@ -26,20 +26,6 @@ TOKENS = ["<unk>", "the", "cat", "sat"]
 VECTORS = np.arange(12, dtype=np.float32).reshape(4, 3) / 8 - 0.5
 
 
-@pytest.fixture
-def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("GLUON_HUB_SHARED_CACHE", "GLUON_HUB_OFFLINE", "GLUON_HUB_MIRRORS", "HTTP_PROXY",
-                 "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GLUON_HUB_CONFIG", str(tmp_path / "no-config.json"))
-    monkeypatch.setenv("GLUON_HUB_PROGRESS", "0")
-    gluon_hub.reset_hub()
-    yield tmp_path
-    gluon_hub.reset_hub()
-
-
 def test_every_source_is_an_entry_with_its_file():
     gluon_hub.reset_hub()
     names = gluon_hub.list_embeddings()
@@ -56,14 +42,19 @@ def test_every_source_is_an_entry_with_its_file():
         gluon_hub.embedding_info("glove.6B.5d")
 
 
-def test_cli_search_finds_glove_and_listing_imports_no_numpy():
+@pytest.mark.parametrize("query, found, kind, code", [
+    ("glove", "nlp/glove.6B.50d", "embeddings", "gluon_hub.list_embeddings(); gluon_hub.embedding_info('wiki.en')"),
+    ("roberta_12_768_12", "nlp/openai_webtext_bpe_ranks", "vocabularies",  # the vocabularies (same hub plumbing)
+     "gluon_hub.list_vocabularies(); gluon_hub.vocabulary_info('gbw')"),
+])
+def test_cli_search_finds_entries_and_listing_imports_no_numpy(query, found, kind, code):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GLUON_HUB_")}
-    found = subprocess.run([sys.executable, "-m", "gluon_hub", "search", "glove"], env=env,
-                           capture_output=True, text=True, timeout=300)
-    assert found.returncode == 0, found.stderr
-    assert "nlp/glove.6B.50d" in found.stdout and "embeddings" in found.stdout
-    code = ("import sys, gluon_hub; gluon_hub.list_embeddings(); gluon_hub.search('glove', kind='embeddings'); "
-            "gluon_hub.embedding_info('wiki.en'); assert 'numpy' not in sys.modules, 'numpy imported'")
+    searched = subprocess.run([sys.executable, "-m", "gluon_hub", "search", query], env=env,
+                              capture_output=True, text=True, timeout=300)
+    assert searched.returncode == 0, searched.stderr
+    assert found in searched.stdout and kind in searched.stdout
+    code = (f"import sys, gluon_hub; {code}; gluon_hub.search({query!r}, kind={kind!r}); "
+            "assert 'numpy' not in sys.modules, 'numpy imported'")
     light = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert light.returncode == 0, light.stderr
 

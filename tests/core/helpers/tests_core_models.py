@@ -13,7 +13,7 @@ def dense_net(units: int = 4, classes: int = 3):
 
 
 def text_table(spec, root=None) -> str:
-    """An embedding loader for tests: the text of the spec's one file, fetched through the cache."""
+    """An embedding or vocabulary loader for tests: the text of the spec's one file, fetched through the cache."""
     from gluon_hub.cache import fetch
 
     return fetch(spec.files[0], root=root).read_text()

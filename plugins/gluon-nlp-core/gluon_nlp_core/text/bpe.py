@@ -15,12 +15,13 @@ from generated text; ``bench/bench_bpe.py`` compares the speed. Pre-tokenization
 from __future__ import annotations
 
 import functools
-import json
 import os
-from importlib import resources
 from typing import Any, Iterable
 
 from gluon_hub import FileRef
+
+from .._vocabulary_specs import bpe_ranks_name, bpe_ranks_ref
+from ._hub_fetch import fetch_entry_file
 
 __all__ = [
     "GPT2BPEDetokenizer",
@@ -29,8 +30,6 @@ __all__ = [
     "byte_to_unicode",
     "read_bpe_merges",
 ]
-
-_MIRROR = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
 
 # GPT-2's pre-tokenizer (the published pattern; tokens depend on it exactly): English
 # contractions, then letter, digit and other-symbol runs that each keep one leading space,
@@ -82,22 +81,15 @@ def _tables() -> tuple[dict[int, str], dict[int, str]]:
 
 
 def bpe_ranks_file() -> FileRef:
-    """The merges GluonNLP 0.10 published for GPT-2 (RoBERTa uses the same file).
+    """The merges GluonNLP 0.10 published for GPT-2 (RoBERTa uses the same file), the hub's
+    vocabulary entry ``openai_webtext_bpe_ranks``.
 
     Examples
     --------
     >>> bpe_ranks_file().extract
     'openai_webtext_bpe_ranks-396d4d8e.json'
     """
-    text = resources.files(__package__).joinpath("bpe_ranks.json").read_text("utf-8")
-    entry = json.loads(text)["openai_webtext_bpe_ranks"]
-    return FileRef(
-        hash=f"sha1:{entry['sha1']}",
-        filename=entry["archive"],
-        urls=(_MIRROR + entry["archive"],),
-        extract=entry["extract"],
-        archive_hash=f"sha1:{entry['archive_sha1']}",
-    )
+    return bpe_ranks_ref()
 
 
 def read_bpe_merges(path: str | os.PathLike[str]) -> dict[tuple[str, str], int]:
@@ -161,9 +153,7 @@ class GPT2BPETokenizer:
         if cache_size < 0:
             raise ValueError(f"cache_size must be >= 0, got {cache_size}")
         if merges is None:
-            from gluon_hub import fetch
-
-            merges = fetch(bpe_ranks_file(), root=root)
+            merges = fetch_entry_file("vocabularies", bpe_ranks_name(), bpe_ranks_file(), root)
         self.merges_path = os.fspath(merges)
         self._ranks = read_bpe_merges(merges)
         self._unranked = max(self._ranks.values(), default=-1) + 1  # above every rank

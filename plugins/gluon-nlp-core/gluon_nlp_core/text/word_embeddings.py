@@ -30,6 +30,7 @@ import numpy as np
 
 from gluon_hub import FileRef
 
+from ._hub_fetch import fetch_entry_file
 from .embedding_files import convert, convert_npz, convert_text, converted
 from .vocab import Vocab
 
@@ -259,28 +260,9 @@ def _load_ref(name: str, ref: FileRef, unknown_token: str | None, init: InitUnkn
 
     folder = cache.extracted_dir(CACHE_FOLDER, root) / f"{name}-{ref.digest[:8]}"
     if not converted(folder):
-        try:
-            path = cache.fetch(ref, root=root)
-        except cache.OfflineMissError as miss:
-            command = _prefetch_command(name, ref)
-            if command is None:
-                raise
-            raise miss.with_command(command) from None
+        path = fetch_entry_file("embeddings", name, ref, root)
         convert(folder, lambda tmp: convert_npz(path, tmp))
     return _open(folder, unknown_token, init, lower_fallback)
-
-
-def _prefetch_command(name: str, ref: FileRef) -> str | None:
-    """``gluon-hub cache prefetch --kind embeddings NAME`` when the hub's entry ``name`` is
-    this very file, else None."""
-    import gluon_hub
-    from gluon_hub import cache
-
-    try:
-        spec = gluon_hub.embedding_info(name)
-    except (gluon_hub.HubError, KeyError):
-        return None
-    return cache.prefetch_command(spec) if any(f.hash == ref.hash for f in spec.files) else None
 
 
 def load_embedding_file(
