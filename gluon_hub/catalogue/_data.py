@@ -1,7 +1,8 @@
 """What the catalogue shows, as plain JSON-ready dicts: no HTML here, and no MXNet.
 
-Models, datasets and word embeddings come from :func:`gluon_hub.search` with an empty query, which is every
-entry of the installed plugins and of the registry index, each marked installed or not.
+Models, datasets, word embeddings and vocabularies (every kind with files, ``FILE_KINDS``) come from
+:func:`gluon_hub.search` with an empty query, which is every entry of the installed plugins and of the
+registry index, each marked installed or not.
 Bench rows come from ``gluon-hub bench``'s cache, ``<cache root>/bench/results.jsonl``.
 """
 
@@ -18,7 +19,7 @@ from .. import _api
 from .._factory import import_object
 from .._portability import is_current, is_portable, shapes_text
 from .._version import __version__
-from ..specs import DatasetSpec, EmbeddingSpec, FileRef, ModelSpec, _to_jsonable
+from ..specs import FILE_KINDS, SPEC_KINDS, FileRef, ModelSpec, _to_jsonable
 
 #: Keys of each line of ``results.jsonl`` the catalogue shows; other keys are ignored.
 BENCH_KEYS = ("model", "runtime", "batch", "latency_ms", "throughput", "peak_mb", "machine", "versions",
@@ -55,7 +56,7 @@ def read_bench(path: Path) -> tuple[list[dict[str, Any]], int]:
     return rows, skipped
 
 
-def _spec(cls: type[ModelSpec] | type[DatasetSpec] | type[EmbeddingSpec], row: dict[str, Any]) -> Any:
+def _spec(cls: Any, row: dict[str, Any]) -> Any:
     """The spec behind a search row (which adds installed, distribution ... to its fields)."""
     names = {f.name for f in fields(cls)}
     return cls.from_dict({k: v for k, v in row.items() if k in names})
@@ -104,10 +105,14 @@ def _use_names(rows: list[dict[str, Any]]) -> dict[str, str]:
             for r in rows}
 
 
+#: The task shown for entries whose spec has none.
+_KIND_TASKS = {"embeddings": "word-embedding", "vocabularies": "vocabulary"}
+
+
 def _common(row: dict[str, Any], spec: Any, kind: str, use: str) -> dict[str, Any]:
     qualified = f"{spec.plugin}/{spec.name}"
     return {"id": qualified, "kind": kind, "name": spec.name, "use": use, "plugin": spec.plugin,
-            "task": getattr(spec, "task", "") or ("word-embedding" if kind == "embeddings" else ""),
+            "task": getattr(spec, "task", "") or _KIND_TASKS.get(kind, ""),
             "description": spec.description, "license": spec.license, "paper": spec.paper,
             "installed": row["installed"], "status": row["status"], "install": row["install"],
             "distribution": row["distribution"], "page": f"{kind}/{spec.plugin}/{spec.name}.html"}
@@ -123,7 +128,7 @@ def _model(row: dict[str, Any], use: str, settings: Any, bench: list[dict[str, A
         "output_shape": list(spec.output_shape) if spec.output_shape is not None else None,
         "inputs": [_to_jsonable(i) for i in inputs],
         "labels": _labels(spec.input.labels if spec.input else None, row["installed"]),
-        "classifier": spec.task == "image-classification" and bool(inputs) and inputs[0].crop is not None,
+        "runner": spec.runner,
         "weights": [{"tag": w.tag, "description": w.description, "file": _file(w.file, settings),
                      "metrics": [vars(m) for m in w.metrics]} for w in spec.weights],
         "bench": [b for b in bench if b["model"] in (spec.name, use, data["id"])],
@@ -132,17 +137,20 @@ def _model(row: dict[str, Any], use: str, settings: Any, bench: list[dict[str, A
 
 
 def _files_entry(kind: str, row: dict[str, Any], use: str, settings: Any) -> dict[str, Any]:
-    """A dataset or an embedding: its files, and its segments or family and vector length."""
-    spec = _spec(DatasetSpec if kind == "datasets" else EmbeddingSpec, row)
+    """A dataset, an embedding or a vocabulary: its files, and its segments, or family and size
+    (an embedding's vector length, a vocabulary's token count)."""
+    spec = _spec(SPEC_KINDS[kind], row)
     data = _common(row, spec, kind, use)
+    count = getattr(spec, "count", None)
     data.update({"tags": list(getattr(spec, "tags", ())), "segments": list(getattr(spec, "segments", ())),
-                 "family": getattr(spec, "family", None), "dim": getattr(spec, "dim", None),
+                 "family": getattr(spec, "family", None), "size_name": count,
+                 "size": getattr(spec, count) if count else None,
                  "files": [_file(f, settings) for f in spec.files]})
     return data
 
 
 def gather(bench_path: Path | None = None) -> dict[str, Any]:
-    """Everything the site shows: models, datasets, embeddings, plugins and bench rows.
+    """Everything the site shows: the entries of every kind with files, plugins and bench rows.
 
     ``bench_path`` defaults to :func:`bench_file`; a missing file means no bench results.
     """
@@ -151,7 +159,7 @@ def gather(bench_path: Path | None = None) -> dict[str, Any]:
     settings = read_settings()
     path = bench_file() if bench_path is None else Path(bench_path)
     bench, skipped = read_bench(path)
-    rows = {kind: _api.search("", kind=kind) for kind in ("models", "datasets", "embeddings")}
+    rows = {kind: _api.search("", kind=kind) for kind in FILE_KINDS}
     names = {kind: _use_names(found) for kind, found in rows.items()}
     return {
         "hub_version": __version__,
@@ -160,10 +168,11 @@ def gather(bench_path: Path | None = None) -> dict[str, Any]:
         "mirrors": list(settings.mirrors),
         "bench_file": str(path),
         "bench_skipped": skipped,
+        "kinds": list(FILE_KINDS),
         "plugins": [vars(p) for p in _api.plugins()],
         "models": [_model(r, names["models"][f"{r['plugin']}/{r['name']}"], settings, bench) for r in rows["models"]],
         **{kind: [_files_entry(kind, r, names[kind][f"{r['plugin']}/{r['name']}"], settings) for r in rows[kind]]
-           for kind in ("datasets", "embeddings")},
+           for kind in FILE_KINDS if kind != "models"},
     }
 
 

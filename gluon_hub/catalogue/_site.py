@@ -1,5 +1,5 @@
 """The catalogue's HTML: an index page searched and filtered in the browser, and one page per
-model, dataset and embedding. Every text is escaped; the data the index's script reads is JSON inside the
+model, dataset, embedding and vocabulary. Every text is escaped; the data the index's script reads is JSON inside the
 page, and the script and style sheet are files beside it, so the site opens from disk
 (``file://``) and asks nothing of the network."""
 
@@ -157,10 +157,10 @@ def _usage(entry: dict[str, Any]) -> str:
     onnx_file = f"{entry['name']}.onnx"
     export = (f'# where MXNet is installed, once (needs gluon-hub-deploy):\nimport gluon_hub\n\n'
               f'gluon_hub.export("{name}", "{onnx_file}", format="onnx", pretrained={pretrained})\n\n')
-    if entry["classifier"]:
+    if entry["runner"]:
         runtime = (export + '# anywhere, without MXNet: pip install "gluon-hub[onnxruntime]"\n'
-                   f'from gluon_hub.runtime import load_onnx\n\nmodel = load_onnx("{onnx_file}", "{name}")\n'
-                   'print(model.classify(["photo.jpg"], topk=5))\n')
+                   f'import gluon_hub.runtime\n\nmodel = gluon_hub.runtime.load("{name}", "{onnx_file}")\n'
+                   + _RUNNER_CALLS.get(entry["task"], ""))
     else:
         runtime = (export + '# anywhere, without MXNet: pip install onnxruntime\nimport onnxruntime\n\n'
                    f'session = onnxruntime.InferenceSession("{onnx_file}")\n'
@@ -172,6 +172,16 @@ def _usage(entry: dict[str, Any]) -> str:
                 + ("blocked (see Portability above)" if onnx else "not measured yet") + ".</p>")
     return (f'<h2>Use it with MXNet</h2><pre><code id="usage-mxnet">{_e(mxnet)}</code></pre>'
             f'<h2>Use it without MXNet</h2>{note}<pre><code id="usage-runtime">{_e(runtime)}</code></pre>')
+
+
+#: How a task's runner (``gluon_hub.runtime.load``) is called on a photograph (docs/onnx.md).
+_RUNNER_CALLS = {
+    "image-classification": 'print(model.classify(["photo.jpg"], topk=5))\n',
+    "object-detection": '((image, boxes),) = model.detect(["photo.jpg"], threshold=0.5)\n'
+                        'model.draw(image, boxes, "boxes.png")\n',
+    "semantic-segmentation": '((image, class_map, num_classes),) = model.segment(["photo.jpg"])\n'
+                             'model.draw(image, class_map, num_classes, "mask.png")\n',
+}
 
 
 def _bench(entry: dict[str, Any], bench_file: str) -> str:
@@ -200,14 +210,20 @@ def model_page(entry: dict[str, Any], bench_file: str) -> str:
     return _page(entry["name"], 2, body)
 
 
+#: For embeddings and vocabularies: the heading, the unit of the size field, the loader, the variable.
+_FILES_KINDS = {"embeddings": ("Vectors", "dimensions", "load_embedding", "vectors"),
+                "vocabularies": ("Tokens", "tokens", "load_vocabulary", "vocab")}
+
+
 def files_page(entry: dict[str, Any]) -> str:
-    """The page of a dataset or a word embedding: the files it is read from, and its usage."""
+    """The page of a dataset, a word embedding or a vocabulary: the files it is read from, and its usage."""
     files = "".join(f'<table class="facts">{_file_rows(f)}</table>' for f in entry["files"]) \
         or "<p>No files declared: the dataset reads files you have (its <code>root</code>).</p>"
-    if entry["kind"] == "embeddings":
-        about = (f"<h2>Vectors</h2><p>Family {_e(entry['family'] or '-')}, "
-                 f"{_e(entry['dim'] or 'unknown')} dimensions</p>")
-        code = f'import gluon_hub\n\nvectors = gluon_hub.load_embedding("{entry["use"]}")\n'
+    if entry["kind"] in _FILES_KINDS:
+        heading, unit, loader, variable = _FILES_KINDS[entry["kind"]]
+        about = (f"<h2>{heading}</h2><p>Family {_e(entry['family'] or '-')}, "
+                 f"{_e(entry['size'] or 'unknown')} {unit}</p>")
+        code = f'import gluon_hub\n\n{variable} = gluon_hub.{loader}("{entry["use"]}")\n'
     else:
         about = f"<h2>Segments</h2><p>{_e(', '.join(entry['segments']) or '-')}</p>"
         code = f'import gluon_hub\n\ndata = gluon_hub.load_dataset("{entry["use"]}"'
@@ -222,11 +238,11 @@ def index_page(data: dict[str, Any]) -> str:
         (_e(p["name"]), _e(p["version"] or "-"), _e(p["distribution"] or "-"), _e(p["status"]))
         for p in data["plugins"]])
     skipped = f" ({plural(data['bench_skipped'], 'unreadable line')} skipped)" if data["bench_skipped"] else ""
-    body = f"""<h1>Models, datasets and embeddings</h1>
+    kinds = "".join(f'<option value="{k}">{k}</option>' for k in data["kinds"])
+    body = f"""<h1>{_e(_title(data["kinds"]))}</h1>
 <form id="filters" onsubmit="return false">
 <input id="search" type="search" placeholder="Search names, tasks, descriptions, tags" autofocus>
-<select id="kind"><option value="models">models</option><option value="datasets">datasets</option>
-<option value="embeddings">embeddings</option></select>
+<select id="kind">{kinds}</select>
 <select id="task"><option value="">any task</option></select>
 <select id="plugin"><option value="">any plugin</option></select>
 <select id="installed"><option value="">installed or not</option><option value="yes">installed</option>
@@ -238,13 +254,18 @@ def index_page(data: dict[str, Any]) -> str:
 </form>
 <p id="count"></p>
 <table id="results"><thead></thead><tbody></tbody></table>
-<noscript><p>Search and the list need JavaScript; each entry's page is under models/, datasets/ and
-embeddings/.</p></noscript>
+<noscript><p>Search and the list need JavaScript; each entry's page is under
+{_e(", ".join(k + "/" for k in data["kinds"]))}.</p></noscript>
 <h2>Plugins</h2>{plugins}
 <footer>gluon-hub {_e(data["hub_version"])} on Python {_e(data["python"])}, written {_e(data["generated"])}.
 Bench results from <code>{_e(data["bench_file"])}</code>{_e(skipped)}.</footer>
-{_json_script("catalogue-data", summary([*data["models"], *data["datasets"], *data["embeddings"]]))}"""
-    return _page("Models, datasets and embeddings", 0, body)
+{_json_script("catalogue-data", summary([e for kind in data["kinds"] for e in data[kind]]))}"""
+    return _page(_title(data["kinds"]), 0, body)
+
+
+def _title(kinds: Sequence[str]) -> str:
+    """'Models, datasets, embeddings and vocabularies'."""
+    return (", ".join(kinds[:-1]) + " and " + kinds[-1]).capitalize()
 
 
 def write(directory: str | Path, *, bench_path: str | Path | None = None) -> Path:
@@ -258,8 +279,8 @@ def write(directory: str | Path, *, bench_path: str | Path | None = None) -> Pat
     data = gather(Path(bench_path) if bench_path is not None else None)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copytree(ASSETS, out / "assets", dirs_exist_ok=True)
-    for kind, render in (("models", lambda e: model_page(e, data["bench_file"])), ("datasets", files_page),
-                         ("embeddings", files_page)):
+    for kind in data["kinds"]:
+        render = (lambda e: model_page(e, data["bench_file"])) if kind == "models" else files_page
         for entry in data[kind]:
             page = out / entry["page"]
             page.parent.mkdir(parents=True, exist_ok=True)

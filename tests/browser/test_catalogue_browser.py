@@ -105,7 +105,7 @@ def browse(page, start: str, shots: Path) -> None:
     assert page.text_content("h1") == "resnet18_v1"
     body = page.text_content("main")
     for expected in ("Weights", "sha1:", "top-1", "exportable", 'gluon_hub.load("resnet18_v1", pretrained=True)',
-                     "load_onnx(", "Browser Test CPU", "392.6"):
+                     "gluon_hub.runtime.load(", "Browser Test CPU", "392.6"):
         assert expected in body, expected
     page.screenshot(path=str(shots / "model.png"), full_page=True)
     page.click("header a")

@@ -75,6 +75,8 @@ def test_the_index_lists_every_model_and_dataset_with_a_page_each(tmp_path):
     embeddings = {e["id"] for e in entries if e["kind"] == "embeddings"}
     assert installed("models") <= set(models) and installed("datasets") == datasets
     assert installed("embeddings") == embeddings and "nlp/glove.6B.50d" in embeddings
+    vocabularies = {e["id"] for e in entries if e["kind"] == "vocabularies"}
+    assert installed("vocabularies") == vocabularies and "nlp/openai_webtext_bpe_ranks" in vocabularies
     assert set(models) - installed("models") == {"outsider/odd_net"}
     assert models["outsider/odd_net"]["installed"] is False and models["cv/resnet18_v1"]["installed"] is True
     assert models["cv/resnet18_v1"]["pretrained"] and models["cv/resnet18_v1"]["portable"]
@@ -98,13 +100,16 @@ def test_a_model_page_has_weights_metrics_portability_usage_and_bench_rows(tmp_p
     assert metric["source"].startswith("https://") and f'href="{metric["source"]}"' in page
     assert data["onnx"]["status"] == "exportable" and "?x3x?x?" in text and "Opset 13" in text
     assert 'net = gluon_hub.load("resnet18_v1", pretrained=True)' in text
-    assert 'load_onnx("resnet18_v1.onnx", "resnet18_v1")' in text
+    assert 'gluon_hub.runtime.load("resnet18_v1", "resnet18_v1.onnx")' in text and "model.classify(" in text
     assert data["labels"][:2] == ["tench", "goldfish"] and "1000 labels" in text
     assert data["bench"] == [BENCH_ROW] and "Test CPU 9000" in text and "4.25" in text
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "1 unreadable line skipped" in index
     glove = (out / "embeddings" / "nlp" / "glove.6B.50d.html").read_text(encoding="utf-8")
     assert 'gluon_hub.load_embedding("glove.6B.50d")' in html.unescape(glove) and "50 dimensions" in glove
+    merges = (out / "vocabularies" / "nlp" / "openai_webtext_bpe_ranks.html").read_text(encoding="utf-8")
+    assert 'gluon_hub.load_vocabulary("openai_webtext_bpe_ranks")' in html.unescape(merges)
+    assert "tokens</p>" in merges and "sha" in merges
 
 
 def test_text_from_specs_is_escaped_and_nothing_is_fetched_from_elsewhere(tmp_path):
