@@ -177,8 +177,8 @@ def check_specs(specs: Iterable[Any], import_factories: bool = False) -> list[Fi
         if isinstance(spec, ModelSpec):
             _check_model_metadata(findings, spec)
             _check_labels(findings, spec, import_factories)
-            _check_export_graphs(findings, spec, import_factories)
-            _check_runner(findings, spec, import_factories)
+            for field in _IMPORTED_ON_USE:
+                _check_imported_on_use(findings, spec, field, import_factories)
         elif isinstance(spec, DatasetSpec):
             _require(findings, spec, ("task", "license"))
             for file in spec.files:
@@ -217,44 +217,28 @@ def _check_model_metadata(findings: list[Finding], spec: ModelSpec) -> None:
         _check_variant(findings, spec, variant)
 
 
-def _check_export_graphs(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:
-    """``export_graphs`` names a function: export imports it only when asked to write the
-    model, so a moved module would otherwise surface there first."""
-    path = spec.export_graphs
+#: Spec fields naming a function imported only on use, and what that function must be: a
+#: moved module would otherwise surface only at export, or on a machine without MXNet.
+_IMPORTED_ON_USE = {"export_graphs": "a function (model, input_shape) -> graphs",
+                    "runner": "a callable (session, spec) -> runner"}
+
+
+def _check_imported_on_use(findings: list[Finding], spec: ModelSpec, field: str, import_them: bool) -> None:
+    """The ``module:object`` a spec field names exists (and, importing, is callable)."""
+    path = getattr(spec, field)
     if path is None:
         return
     if not import_them:
-        _check_location(findings, spec, "export_graphs", path)
+        _check_location(findings, spec, field, path)
         return
     try:
-        build = import_object(path, f"export_graphs {path!r}")
+        target = import_object(path, f"{field} {path!r}")
     except PluginError as exc:
-        findings.append(Finding(ERROR, _subject(spec), "export_graphs", str(exc)))
+        findings.append(Finding(ERROR, _subject(spec), field, str(exc)))
         return
-    if not callable(build):
-        findings.append(Finding(ERROR, _subject(spec), "export_graphs",
-                                f"export_graphs {path!r} is a {type(build).__name__}, not a function "
-                                "(model, input_shape) -> graphs"))
-
-
-def _check_runner(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:
-    """``runner`` names the ONNX processing ``gluon_hub.runtime.load`` imports on use, so a
-    moved module would otherwise surface only on a machine without MXNet."""
-    path = spec.runner
-    if path is None:
-        return
-    if not import_them:
-        _check_location(findings, spec, "runner", path)
-        return
-    try:
-        build = import_object(path, f"runner {path!r}")
-    except PluginError as exc:
-        findings.append(Finding(ERROR, _subject(spec), "runner", str(exc)))
-        return
-    if not callable(build):
-        findings.append(Finding(ERROR, _subject(spec), "runner",
-                                f"runner {path!r} is a {type(build).__name__}, not a callable "
-                                "(session, spec) -> runner"))
+    if not callable(target):
+        findings.append(Finding(ERROR, _subject(spec), field,
+                                f"{field} {path!r} is a {type(target).__name__}, not {_IMPORTED_ON_USE[field]}"))
 
 
 def _check_labels(findings: list[Finding], spec: ModelSpec, import_them: bool) -> None:

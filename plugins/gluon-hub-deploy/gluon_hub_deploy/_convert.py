@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
+from ._progress import ProgressBar
+
 __all__ = ["FORMATS", "convert"]
 
 #: Output formats and the suffix of their files.
@@ -106,7 +108,7 @@ def convert(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    with _Bar(len(names), progress) as bar:
+    with ProgressBar(len(names), "model", progress) as bar:
         for name in names:
             spec = gluon_hub.info(name)
             base = _weights_tag(name, pretrained, source, tag)
@@ -128,37 +130,3 @@ def convert(
                 tmp.unlink(missing_ok=True)
             bar.done()
     return written
-
-
-class _Bar:
-    """Progress over the models, three steps each, with the current step as its label."""
-
-    def __init__(self, models: int, enabled: bool | None) -> None:
-        import sys
-
-        if enabled is None:
-            from gluon_hub._cache._settings import settings  # GLUON_HUB_PROGRESS, read in one place
-
-            enabled = settings().progress
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self._bar = None
-        if enabled:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=models, unit="model", file=sys.stderr, dynamic_ncols=True)
-
-    def __enter__(self) -> _Bar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-    def step(self, label: str) -> None:
-        if self._bar is not None:
-            self._bar.set_description(label)
-
-    def done(self) -> None:
-        if self._bar is not None:
-            self._bar.update(1)

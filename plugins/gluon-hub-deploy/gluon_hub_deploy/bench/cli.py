@@ -27,6 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from .._progress import ProgressBar
+
 __all__ = ["RUNTIMES", "RESULT_KEYS", "main", "machine", "results_file", "versions"]
 
 #: The runtimes a case can be measured in, in the order they are run and drawn.
@@ -87,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     failed = 0
-    with tempfile.TemporaryDirectory(prefix="gluon-hub-bench-") as tmp, _Bar(len(cases)) as bar:
+    with tempfile.TemporaryDirectory(prefix="gluon-hub-bench-") as tmp, ProgressBar(len(cases), "case") as bar:
         exported: dict[str, str | Exception] = {}
         for spec, runtime, batch in cases:
             label = f"{spec.qualified_name} {runtime} batch {batch}"
@@ -368,41 +370,3 @@ def _write_results(path: Path, rows: list[dict[str, Any]], skipped: list[dict[st
             writer.writerow([r["model"], r["runtime"], r["batch"], r["latency_ms"], r["throughput"], r["peak_mb"],
                              m["cpu"], m["cores"], m["gpu"], v["mxnet"], v["onnxruntime"], v["gluon_hub"],
                              v["plugin"], r["measured_at"]])
-
-
-class _Bar:
-    """A tqdm bar over the cases (on a terminal, or as ``GLUON_HUB_PROGRESS`` says); result
-    lines go to stdout either way."""
-
-    def __init__(self, cases: int) -> None:
-        from gluon_hub._cache._settings import settings  # GLUON_HUB_PROGRESS, read in one place
-
-        enabled = settings().progress
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self._bar = None
-        if enabled:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=cases, unit="case", file=sys.stderr, dynamic_ncols=True)
-
-    def __enter__(self) -> _Bar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-    def step(self, label: str) -> None:
-        if self._bar is not None:
-            self._bar.set_description(label)
-
-    def write(self, line: str) -> None:
-        if self._bar is not None:
-            self._bar.write(line, file=sys.stdout)
-        else:
-            print(line, flush=True)
-
-    def done(self) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
