@@ -5,13 +5,11 @@ picture, and the same ``--json`` through the real CLI, without importing MXNet."
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cv_testlib.cli import hub_json
 from cv_testlib.detection import build_ours, randomize
 from matplotlib import cbook
 from PIL import Image
@@ -112,24 +110,13 @@ def test_runner_runs_images_of_one_size_as_a_batch(exported, images):
         _same_detections(a, b, 320)
 
 
-def _cli(*args: str, check_no_mxnet: bool = False) -> dict:
-    """``gluon-hub ARGS`` in a fresh process: its JSON lines (optionally asserting that it
-    never imported MXNet)."""
-    code = ("import sys\nfrom gluon_hub.cli import main\nrc = main(sys.argv[1:])\n"
-            + ("assert 'mxnet' not in sys.modules, 'the ONNX path imported mxnet'\n" if check_no_mxnet else "")
-            + "sys.exit(rc)\n")
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
 def test_cli_json_and_picture_are_the_same_for_both_runtimes(exported, images, tmp_path):
     name = "yolo3_mobilenet0.25_voc"
     _, params, onnx_file = exported[name]
     pictures = {which: tmp_path / f"{which}.png" for which in ("mxnet", "onnx")}
-    by_mxnet = _cli("predict", name, images[0], "--params", str(params), "--json", "--threshold", "0.3",
+    by_mxnet = hub_json("predict", name, images[0], "--params", str(params), "--json", "--threshold", "0.3",
                     "--out", str(pictures["mxnet"]))
-    by_onnx = _cli("predict", name, images[0], "--runtime", "onnx", "--model-file", str(onnx_file), "--json",
+    by_onnx = hub_json("predict", name, images[0], "--runtime", "onnx", "--model-file", str(onnx_file), "--json",
                    "--threshold", "0.3", "--out", str(pictures["onnx"]), check_no_mxnet=True)
     (want,), (got,) = by_mxnet, by_onnx
     assert set(got) == set(want) == {"image", "width", "height", "detections"}

@@ -5,13 +5,11 @@ at a quarter, resized as MXNet's ``BilinearResize2D``), the same colour picture,
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cv_testlib.cli import hub_json
 from cv_testlib.detection import build_ours, randomize
 from matplotlib import cbook
 from PIL import Image
@@ -82,29 +80,18 @@ def test_runner_class_maps_and_picture_are_mxnets(exported, images, name, tmp_pa
     np.testing.assert_array_equal(drawn[0], drawn[1])
 
 
-def _cli(*args: str, check_no_mxnet: bool = False) -> list[dict]:
-    """``gluon-hub ARGS`` in a fresh process: its JSON lines (optionally asserting that it
-    never imported MXNet)."""
-    code = ("import sys\nfrom gluon_hub.cli import main\nrc = main(sys.argv[1:])\n"
-            + ("assert 'mxnet' not in sys.modules, 'the ONNX path imported mxnet'\n" if check_no_mxnet else "")
-            + "sys.exit(rc)\n")
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads(line) for line in done.stdout.splitlines()]
-
-
 def test_cli_json_and_picture_are_the_same_for_both_runtimes(exported, images, tmp_path):
     name = "fcn_resnet50_voc"
     _, params, onnx_file = exported[name]
     pictures = {which: tmp_path / f"{which}.png" for which in ("mxnet", "onnx")}
-    want = _cli("predict", name, images[0], "--params", str(params), "--json", "-k", "21",
+    want = hub_json("predict", name, images[0], "--params", str(params), "--json", "-k", "21",
                 "--out", str(pictures["mxnet"]))
-    got = _cli("predict", name, images[0], "--runtime", "onnx", "--model-file", str(onnx_file), "--json",
+    got = hub_json("predict", name, images[0], "--runtime", "onnx", "--model-file", str(onnx_file), "--json",
                "-k", "21", "--out", str(pictures["onnx"]), check_no_mxnet=True)
     assert got == want and len(want[0]["classes"]) > 1
     assert set(got[0]) == {"image", "width", "height", "classes"}
     drawn = [np.asarray(Image.open(p)) for p in pictures.values()]
     np.testing.assert_array_equal(drawn[0], drawn[1])
-    both = _cli("predict", name, *images, "--runtime", "onnx", "--model-file", str(onnx_file), "--json",
+    both = hub_json("predict", name, *images, "--runtime", "onnx", "--model-file", str(onnx_file), "--json",
                 check_no_mxnet=True)
     assert [line["image"] for line in both] == images and both[0] == {**want[0], "classes": want[0]["classes"][:5]}
