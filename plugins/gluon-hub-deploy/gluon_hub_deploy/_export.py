@@ -268,6 +268,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)],
                                    producer_name="gluon-hub")
     _weights_out_of_inputs(model)
+    _unused_weights_dropped(model)
     onnx.checker.check_model(model)
     partial = target.with_name(f".{target.name}.partial")
     onnx.save(model, str(partial))
@@ -302,3 +303,21 @@ def _weights_out_of_inputs(proto: Any) -> None:
     inputs = [i for i in proto.graph.input if i.name not in weights]
     del proto.graph.input[:]
     proto.graph.input.extend(inputs)
+
+
+def _unused_weights_dropped(proto: Any) -> None:
+    """Drop the initializers no node reads, such as the stored gamma of a ``fix_gamma``
+    BatchNorm (whose converter scales by ones): onnxruntime warns about each one."""
+    used = {o.name for o in proto.graph.output}
+
+    def read(graph: Any) -> None:
+        for node in graph.node:
+            used.update(node.input)
+            for attribute in node.attribute:  # Loop and If bodies read outer names too
+                for body in [attribute.g, *attribute.graphs]:
+                    read(body)
+
+    read(proto.graph)
+    kept = [init for init in proto.graph.initializer if init.name in used]
+    del proto.graph.initializer[:]
+    proto.graph.initializer.extend(kept)

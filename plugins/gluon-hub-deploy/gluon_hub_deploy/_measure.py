@@ -1,8 +1,9 @@
 """Measuring a model's row of the portability matrix: export it to ONNX, run the file in
 onnxruntime and MXNet on the same inputs at two sizes, and record what happened.
 
-Random (He-initialised) weights: the matrix says whether the *graph* leaves MXNet
-intact, which does not depend on trained values, and no weights can be assumed present.
+Random weights (He-initialised, normalisation parameters away from their initial values, see
+:func:`random_initializer`): the matrix says whether the *graph* leaves MXNet intact, which
+does not depend on trained values, and no weights can be assumed present.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from gluon_hub._portability import spec_fingerprint
 from gluon_hub.specs import InputSpec, ModelSpec, OnnxPortability
 from gluon_hub.testing import _example_shape
 
-__all__ = ["TOLERANCE", "measure", "second_shape"]
+__all__ = ["TOLERANCE", "measure", "random_initializer", "second_shape"]
 
 #: A row is exportable when every output's ``max|onnx - mxnet| <= TOLERANCE * max|mxnet|``.
 TOLERANCE = 1e-4
@@ -38,11 +39,30 @@ def second_shape(shape: tuple[int, ...], image_like: bool) -> tuple[int, ...]:
     return (*lead, *(max(32, int(round(d * 0.75 / 32)) * 32) for d in (h, w)))
 
 
-def _he_initialised(name: str) -> Any:
+def random_initializer(seed: int = 0) -> Any:
+    """He (fan-in) weights, zero for a vector the network named as a weight (FPN's lateral
+    biases), and normalisation parameters drawn away from their initial values.
+
+    Initial values (gamma 1, beta 0, running mean 0, variance 1) make a normalisation layer
+    the identity, so a converter that ignores ``fix_gamma`` or mixes up the running
+    statistics would pass unnoticed. Gamma and the variance are log-uniform in [2/3, 3/2] and
+    [1/2, 2] (a deep network keeps its scale), beta and the mean uniform in [-0.2, 0.2]; each
+    parameter's values depend only on ``seed`` and its name.
+    """
+    import zlib
+
     from gluon_hub.compat import mx
 
-    class HeOrZero(mx.init.Xavier):
-        """He for weights; zero for a vector the network named as a weight (FPN's lateral biases)."""
+    class _Initializer(mx.init.Xavier):
+        def __call__(self, desc: Any, arr: Any) -> None:
+            super().__call__(desc, arr)  # Gluon passes every parameter through here, even one with its own init
+            name = str(desc)
+            kind = next((k for k in _NORMALISATION if name.endswith(k)), None)
+            if kind is not None:
+                rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+                low, high, log = _NORMALISATION[kind]
+                values = rng.uniform(low, high, arr.shape)
+                arr[:] = np.exp(values) if log else values
 
         def _init_weight(self, name: str, arr: Any) -> None:
             if len(arr.shape) < 2:
@@ -50,8 +70,23 @@ def _he_initialised(name: str) -> Any:
             else:
                 super()._init_weight(name, arr)
 
+    return _Initializer(rnd_type="gaussian", factor_type="in", magnitude=2)
+
+
+#: Name suffix -> (low, high, log-uniform) of the values :func:`random_initializer` draws.
+_NORMALISATION = {
+    "gamma": (math.log(2 / 3), math.log(3 / 2), True),
+    "beta": (-0.2, 0.2, False),
+    "running_mean": (-0.2, 0.2, False),
+    "moving_mean": (-0.2, 0.2, False),
+    "running_var": (math.log(1 / 2), math.log(2), True),
+    "moving_var": (math.log(1 / 2), math.log(2), True),
+}
+
+
+def _he_initialised(name: str) -> Any:
     net = load(name)
-    net.initialize(HeOrZero(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net.initialize(random_initializer(), force_reinit=True)
     net.hybridize()
     return net
 

@@ -21,10 +21,11 @@ def fresh_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
 
 
 def _he_initialised(net):
-    """He (fan-in) random weights, which keep activations far from zero through deep nets."""
-    from gluon_hub.compat import mx
+    """He (fan-in) random weights, which keep activations far from zero through deep nets, with
+    the normalisation parameters away from 1 and 0 (as the portability matrix measures them)."""
+    from gluon_hub_deploy._measure import random_initializer
 
-    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net.initialize(random_initializer(), force_reinit=True)
     return net
 
 

@@ -1,19 +1,26 @@
-"""MXNet's ``GroupNorm``, which ``mxnet.onnx`` has no converter for, in opset-13 operators.
+"""Normalisation operators in opset-13 operators: MXNet's ``GroupNorm``, which ``mxnet.onnx``
+has no converter for, and ``BatchNorm``, whose MXNet converter ignores ``fix_gamma``.
 
 MXNet 1.x normalises each of ``num_groups`` groups of channels over its channels and
 positions, then scales and shifts it by that group's ``gamma`` and ``beta`` (both of shape
 ``(num_groups,)``). In ONNX: view the input as (N, groups, -1), normalise the last axis,
 apply the per-group affine and restore the input's shape, read in the graph so that batch and
 spatial axes may stay dynamic. (ONNX's own GroupNormalization arrives only in opset 18.)
+
+``BatchNorm`` with ``fix_gamma=True`` (the symbol API's default, and Gluon's
+``BatchNorm(scale=False)``) scales by 1 whatever gamma is stored; ``mxnet.onnx`` passed the
+stored gamma to ONNX's BatchNormalization, so a model with a non-unit stored gamma (SSD's
+extra layers, ResNet V2's input normalisation) came out wrong. Ones take its place here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from onnx.helper import make_node
 
-from ._common import constant, flag, node_inputs, register
+from ._common import constant, flag, input_shape, node_inputs, register
 
 
 @register("GroupNorm")
@@ -42,3 +49,22 @@ def convert_group_norm(node: dict[str, Any], **kwargs: Any) -> list[Any]:
         make_node("Add", [n + "scaled", n + "beta"], [n + "shifted"]),
         make_node("Reshape", [n + "shifted", n + "shape"], [name], name=name),
     ]
+
+
+@register("BatchNorm")
+def convert_batch_norm(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    """BatchNorm over axis 1 with its running statistics, gamma replaced by ones under ``fix_gamma``."""
+    name, (data, gamma, beta, mean, var), attrs = node_inputs(node, kwargs)
+    axis = int(attrs.get("axis", 1))
+    if axis != 1:
+        raise ValueError(f"BatchNorm {name}: axis={axis} has no converter (ONNX normalises axis 1); "
+                         "transpose the channels to axis 1 before the BatchNorm")
+    if flag(attrs, "output_mean_var"):
+        raise ValueError(f"BatchNorm {name}: output_mean_var=True (mean and variance outputs) has no converter")
+    if flag(attrs, "fix_gamma", True):  # MXNet's default: the attribute is often not written
+        index, output, *_ = node["inputs"][1]
+        dtype = kwargs["outputs_lookup"][index][output].dtype  # a numpy dtype
+        gamma = constant(kwargs, f"{name}__ones", np.ones(input_shape(node, kwargs, 1)), dtype.name)
+    # momentum matters only in training, which an exported graph never does
+    return [make_node("BatchNormalization", [data, gamma, beta, mean, var], [name], name=name,
+                      epsilon=float(attrs.get("eps", 1e-3)))]
