@@ -181,6 +181,9 @@ _RUNNER_CALLS = {
                         'model.draw(image, boxes, "boxes.png")\n',
     "semantic-segmentation": '((image, class_map, num_classes),) = model.segment(["photo.jpg"])\n'
                              'model.draw(image, class_map, num_classes, "mask.png")\n',
+    "pose-estimation": 'finder = gluon_hub.runtime.load("yolo3_mobilenet1.0_coco", "persons.onnx")  # a COCO detector\n'
+                       '((image, persons),) = model.predict(["photo.jpg"], finder, threshold=0.5)\n'
+                       'model.draw(image, persons, "skeletons.png")\n',
 }
 
 

@@ -7,7 +7,7 @@ image's boxes or instances as JSON and draw them with ``--out FILE.png``; segmen
 print class pixel fractions and draw a colour overlay; pose estimators print keypoints, action
 recognisers the top-k classes of each video, depth models depth statistics, and trackers the
 object's box in each frame. ``--runtime onnx [--model-file FILE.onnx]`` runs an exported
-classifier, SSD/YOLOv3/CenterNet detector or semantic-segmentation model in onnxruntime
+classifier, SSD/YOLOv3/CenterNet detector, semantic-segmentation model or pose estimator in onnxruntime
 (``gluon_hub.runtime.load``), without MXNet, and ``--json`` prints what the MXNet runtime prints.
 
 It never downloads unless asked. By default it uses the model's published weights if they
@@ -82,14 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--detector", metavar="MODEL",
                         help="pose estimation: the registry detector that finds the persons (default: the pose "
                         "module's choice)")
+    parser.add_argument("--detector-params", metavar="FILE",
+                        help="pose estimation: load the detector's weights from a local .params file")
+    parser.add_argument("--detector-file", metavar="FILE.onnx",
+                        help="pose estimation with --runtime onnx: the detector's exported file (default: its "
+                        "converted file in the cache)")
     parser.add_argument("--box", type=float, nargs=4, metavar=("X0", "Y0", "X1", "Y1"),
                         help="in pixels: tracking, the object's box in the video's first frame; pose, the "
                         "person's box (instead of a detector)")
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
                         help="mxnet (default) runs the model in MXNet; onnx runs its exported graph in "
                         "onnxruntime without importing MXNet (classifiers, SSD/YOLOv3/CenterNet detectors, "
-                        "semantic segmentation; pip install onnxruntime Pillow); --json prints the same "
-                        "structure for both")
+                        "semantic segmentation, pose estimators; pip install onnxruntime Pillow); --json "
+                        "prints the same structure for both")
     parser.add_argument("--model-file", metavar="FILE.onnx",
                         help="with --runtime onnx: the file gluon_hub.export(MODEL, FILE, format=\"onnx\") wrote "
                         "(default: the model's converted file in the cache, from gluon-hub convert/import); "

@@ -16,9 +16,9 @@ def start(args: argparse.Namespace, spec: Any) -> tuple[bool | str, Any]:
     already here) and the ``--ctx`` device. Refuses ``--runtime onnx`` for a task that has no ONNX
     runner (the tasks that have one call :func:`onnx_runner` instead)."""
     if args.runtime == "onnx":
-        raise ValueError(f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet) and "
-                         f"semantic segmentation; {spec.qualified_name!r} is a model for {spec.task}: run it "
-                         "without --runtime onnx")
+        raise ValueError(f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet), "
+                         f"semantic segmentation and pose estimators; {spec.qualified_name!r} is a model for "
+                         f"{spec.task}: run it without --runtime onnx")
     from .devices import contexts
 
     ctx = contexts(args.ctx)[0]
@@ -32,9 +32,6 @@ def start(args: argparse.Namespace, spec: Any) -> tuple[bool | str, Any]:
 def onnx_runner(args: argparse.Namespace, spec: Any) -> Any:
     """``--runtime onnx``: the model's runner (``gluon_hub.runtime.load``) on ``--model-file``, else
     on its converted file already in the cache; never imports MXNet, never downloads."""
-    import gluon_hub.runtime
-    from gluon_hub.cache import offline
-
     mxnet_only = [flag for flag, used in (("--pretrained/--tag", args.pretrained is not None),
                                           ("--params", args.params), ("--random-weights", args.random_weights),
                                           ("--classes", args.classes or args.classes_file),
@@ -44,15 +41,24 @@ def onnx_runner(args: argparse.Namespace, spec: Any) -> Any:
                          "weights and classes are those of --model-file, run on the CPU")
     if not spec.runner:
         start(args, spec)  # its refusal names the tasks that have a runner
-    if args.model_file:
-        return gluon_hub.runtime.load(spec.qualified_name, args.model_file)
+    return load_runner(spec.qualified_name, args.model_file, "--model-file", "MODEL")
+
+
+def load_runner(name: str, model_file: str | None, option: str, what: str) -> Any:
+    """``gluon_hub.runtime.load(name, model_file)``, else the model's converted file from the cache
+    (never downloaded); a missing file is an error naming ``option`` and the export of ``what``."""
+    import gluon_hub.runtime
+    from gluon_hub.cache import offline
+
+    if model_file:
+        return gluon_hub.runtime.load(name, model_file)
     try:
         with offline():
-            return gluon_hub.runtime.load(spec.qualified_name)
+            return gluon_hub.runtime.load(name)
     except (KeyError, FileNotFoundError) as exc:
         reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        raise ValueError(f"--runtime onnx needs --model-file FILE.onnx, the file written by gluon_hub.export("
-                         f"MODEL, FILE, format=\"onnx\"), or the model's converted file in the cache ({reason})"
+        raise ValueError(f"--runtime onnx needs {option} FILE.onnx, the file written by gluon_hub.export("
+                         f"{what}, FILE, format=\"onnx\"), or the model's converted file in the cache ({reason})"
                          ) from None
 
 

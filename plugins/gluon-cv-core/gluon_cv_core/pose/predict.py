@@ -3,8 +3,8 @@
 The pipeline is GluonCV's pose demos': a COCO detector from the registry (``--detector``,
 default :data:`DEFAULT_DETECTOR`, reset to its ``person`` class as the demos do) finds the
 persons scoring at least ``--threshold``; each box is grown 1.25 times about its centre and
-clipped to the image, cut out at whole pixels and resized to the pose network's input (OpenCV
-area interpolation), normalised, and the heatmaps' peaks are mapped back through the box
+clipped to the image, cut out at whole pixels and resized to the pose network's input (OpenCV's
+bicubic, which GluonCV's ``interp=2`` is), normalised, and the heatmaps' peaks are mapped back through the box
 (``detector_to_simple_pose`` then ``heatmap_to_coord``, :mod:`.decode`). One
 difference: GluonCV's demos crop from the detector's resized input and report coordinates in
 it; here the detector's boxes are mapped back to the original image first, so crops keep the
@@ -28,7 +28,8 @@ import numpy as np
 
 from .keypoints import COCO_KEYPOINTS, COCO_SKELETON
 
-__all__ = ["DEFAULT_DETECTOR", "Person", "crop_persons", "estimate_poses", "draw_poses", "run"]
+__all__ = ["DEFAULT_DETECTOR", "Person", "crop_persons", "crop_windows", "decode_persons", "estimate_poses",
+           "draw_poses", "run"]
 
 #: the person detector GluonCV's pose demos use: small, and fast on a CPU
 DEFAULT_DETECTOR = "yolo3_mobilenet1.0_coco"
@@ -53,6 +54,24 @@ class Person:
                               for name, (x, y, c) in zip(COCO_KEYPOINTS, self.keypoints)]}
 
 
+def crop_windows(boxes: Any, image_shape: tuple[int, ...]) -> tuple[np.ndarray, list[tuple[int, int, int, int]]]:
+    """``(grown boxes, windows)``: each box grown :data:`BOX_SCALE` times (clipped to the image of
+    ``image_shape`` ``(height, width, ...)``) and the whole pixels ``(left, top, right, bottom)``
+    cut from it. Both runtimes crop through this, so their crops cover the same pixels."""
+    from .decode import upscale_boxes
+
+    grown = upscale_boxes(boxes, image_shape, BOX_SCALE)
+    windows = []
+    for x0, y0, x1, y1 in grown:
+        left, top = max(int(x0), 0), max(int(y0), 0)
+        right, bottom = min(int(x1), image_shape[1]), min(int(y1), image_shape[0])
+        if right <= left or bottom <= top:
+            raise ValueError(f"person box {[x0, y0, x1, y1]} covers no whole pixel of the "
+                             f"{image_shape[1]}x{image_shape[0]} image")
+        windows.append((left, top, right, bottom))
+    return grown, windows
+
+
 def crop_persons(image: Any, boxes: Any, size: Sequence[int], mean: Sequence[float],
                  std: Sequence[float]) -> tuple[Any, np.ndarray]:
     """``(crops, grown boxes)``: each box grown :data:`BOX_SCALE` times (clipped to the image),
@@ -60,23 +79,26 @@ def crop_persons(image: Any, boxes: Any, size: Sequence[int], mean: Sequence[flo
     ``(N, 3, height, width)`` batch; the grown float boxes map heatmaps back."""
     from gluon_hub.compat import mx
 
-    from .decode import upscale_boxes
-
-    grown = upscale_boxes(boxes, image.shape, BOX_SCALE)
+    grown, windows = crop_windows(boxes, image.shape)
     height, width = int(size[0]), int(size[1])
     crops = []
-    for x0, y0, x1, y1 in grown:
-        left, top = max(int(x0), 0), max(int(y0), 0)
-        right, bottom = min(int(x1), image.shape[1]), min(int(y1), image.shape[0])
-        if right <= left or bottom <= top:
-            raise ValueError(f"person box {[x0, y0, x1, y1]} covers no whole pixel of the "
-                             f"{image.shape[1]}x{image.shape[0]} image")
-        # interp 2: OpenCV's area interpolation, GluonCV's fixed_crop default
+    for left, top, right, bottom in windows:
+        # interp 2: OpenCV's bicubic (MXNet passes it on as is), GluonCV's fixed_crop default
         crop = mx.image.fixed_crop(image, left, top, right - left, bottom - top, (width, height), interp=2)
         crops.append(mx.nd.image.normalize(mx.nd.image.to_tensor(crop), mean=tuple(mean), std=tuple(std)))
     if not crops:
         return mx.nd.zeros((0, 3, height, width)), grown
     return mx.nd.stack(*crops), grown
+
+
+def decode_persons(heatmaps: np.ndarray, grown: np.ndarray, scores: Sequence[float]) -> list[Person]:
+    """The persons of ``heatmaps`` ``(N, 17, h, w)`` computed from the crops of the ``grown``
+    boxes: GluonCV's demo decoding (:func:`.decode.heatmap_to_coord`), shared by both runtimes."""
+    from .decode import heatmap_to_coord
+
+    coords, confidence = heatmap_to_coord(heatmaps, grown)
+    return [Person(float(s), tuple(float(v) for v in box), np.concatenate([xy, c], axis=1))  # type: ignore[arg-type]
+            for s, box, xy, c in zip(scores, grown, coords, confidence)]
 
 
 def estimate_poses(net: Any, spec: Any, image: Any, boxes: Any, scores: Sequence[float],
@@ -85,15 +107,10 @@ def estimate_poses(net: Any, spec: Any, image: Any, boxes: Any, scores: Sequence
     the pose network ``net`` of ``spec``."""
     from gluon_hub.compat import mx
 
-    from .decode import heatmap_to_coord
-
     if not len(boxes):
         return []
     crops, grown = crop_persons(image, boxes, spec.input.shape[1:], spec.input.mean, spec.input.std)
-    heatmaps = net(crops.as_in_context(ctx or mx.cpu())).asnumpy()
-    coords, confidence = heatmap_to_coord(heatmaps, grown)
-    return [Person(float(s), tuple(float(v) for v in box), np.concatenate([xy, c], axis=1))
-            for s, box, xy, c in zip(scores, grown, coords, confidence)]
+    return decode_persons(net(crops.as_in_context(ctx or mx.cpu())).asnumpy(), grown, scores)
 
 
 def _detector(args: argparse.Namespace, ctx: Any) -> tuple[Any, Any]:
@@ -107,12 +124,13 @@ def _detector(args: argparse.Namespace, ctx: Any) -> tuple[Any, Any]:
         raise ValueError(f"--detector {spec.name!r} is a {spec.task} model; give an object detector "
                          f"trained on COCO (which has a person class), e.g. {DEFAULT_DETECTOR}")
     try:
-        net = network(spec, not args.random_weights, None, ctx, {}, download=args.pretrained is not None)
+        net = network(spec, not args.random_weights, args.detector_params, ctx, {},
+                      download=args.pretrained is not None)
     except FileNotFoundError:
         raise FileNotFoundError(
             f"the person detector {spec.name!r} has no weights here (its published ones are not in the cache "
             "or on a local mirror, and predict downloads only when asked): pass --pretrained to download them, "
-            "--detector MODEL for a COCO detector you have, --box X0 Y0 X1 Y1 to give the person's box "
+            "--detector-params FILE for weights of your own, --detector MODEL for a COCO detector you have, --box X0 Y0 X1 Y1 to give the person's box "
             "yourself, or --random-weights to try the untrained networks") from None
     classes = list(net.classes)
     if "person" not in classes:
@@ -177,28 +195,77 @@ def _print(path: str, image: Any, persons: Sequence[Person], source: str, as_jso
             print(f"    {name:<{width}}  {x:8.1f} {y:8.1f}  {confidence:.3f}")
 
 
-def run(args: argparse.Namespace, spec: Any) -> int:
-    """``gluon-hub predict`` with a pose estimator: each image's persons and their 17 keypoints
-    (text, or one JSON object per image with ``--json``); ``--out`` draws the skeletons.
-    ``--box X0 Y0 X1 Y1`` gives the one person's box in every image instead of a detector."""
-    from ..common.images import read_image
-    from ..common.prediction import network, start
-    from ..detection.predict import Detection, detect
-
-    pretrained, ctx = start(args, spec)
+def _check(args: argparse.Namespace) -> None:
+    """The options' checks, before any network is built (which takes a while)."""
     if args.out and len(args.images) != 1:
         raise ValueError(f"--out draws one image, but {len(args.images)} were given; pass a single IMAGE")
     if args.classes:
         raise ValueError("--classes is for classifiers; a pose estimator's --params file must have its 17 keypoints")
-    for path in args.images:  # before the networks are built, which takes a while
+    for path in args.images:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {path!r} does not exist")
-    box = getattr(args, "box", None)
+    box = args.box
     if box is not None:
-        if args.detector:
+        if args.detector or args.detector_params or args.detector_file:
             raise ValueError("--box gives the person's box and --detector finds persons: pass one of them")
         if not (box[2] > box[0] and box[3] > box[1]):
             raise ValueError(f"--box X0 Y0 X1 Y1 needs X1 > X0 and Y1 > Y0, got {' '.join(f'{v:g}' for v in box)}")
+
+
+def _onnx_detector(args: argparse.Namespace) -> Any:
+    """``--runtime onnx``'s person detector: the runner of ``--detector`` on ``--detector-file``,
+    else on its converted file in the cache."""
+    import gluon_hub
+
+    from ..common.prediction import load_runner
+
+    spec = gluon_hub.info(args.detector or DEFAULT_DETECTOR)
+    if spec.task != "object-detection" or not spec.runner:
+        raise ValueError(f"--detector {spec.name!r} is a {spec.task} model without an ONNX runner; give an SSD, "
+                         f"YOLOv3 or CenterNet detector trained on COCO (which has a person class), e.g. "
+                         f"{DEFAULT_DETECTOR}")
+    detector = load_runner(spec.qualified_name, args.detector_file, "--detector-file", "DETECTOR")
+    if "person" not in detector.classes:
+        raise ValueError(f"--detector {spec.name!r} has no 'person' class ({', '.join(detector.classes[:5])}, ...); "
+                         f"use a COCO detector, e.g. {DEFAULT_DETECTOR}")
+    return detector
+
+
+def run(args: argparse.Namespace, spec: Any) -> int:
+    """``gluon-hub predict`` with a pose estimator: each image's persons and their 17 keypoints
+    (text, or one JSON object per image with ``--json``); ``--out`` draws the skeletons.
+    ``--box X0 Y0 X1 Y1`` gives the one person's box in every image instead of a detector.
+    ``--runtime onnx`` runs the exported pose network and detector (:mod:`.onnx_runner`)."""
+    from ..common.prediction import network, onnx_runner, start
+
+    if args.runtime == "onnx":
+        if args.detector_params:
+            raise ValueError("--detector-params loads the detector's MXNet weights; with --runtime onnx give "
+                             "its exported file: --detector-file FILE.onnx")
+        _check(args)
+        runner = onnx_runner(args, spec)  # refuses the MXNet-only options
+        if args.box is not None:
+            found = runner.predict(args.images, box=args.box)
+        else:
+            detector = _onnx_detector(args)
+            found = runner.predict(args.images, detector, args.threshold)
+        source = "--box" if args.box is not None else detector.spec.name
+        for path, (image, persons) in zip(args.images, found):
+            _print(path, image, persons, source, args.json)
+            if args.out:
+                runner.draw(image, persons, args.out)
+        sys.stdout.flush()
+        return 0
+    if args.detector_file:
+        raise ValueError("--detector-file is the detector's exported file that --runtime onnx runs; add "
+                         "--runtime onnx, or give the detector's MXNet weights with --detector-params FILE")
+    from ..common.images import read_image  # MXNet's decoder
+    from ..detection.predict import Detection, detect
+
+    pretrained, ctx = start(args, spec)
+    _check(args)
+    box = args.box
+    if box is not None:
         found = [(read_image(path), [Detection("person", 1.0, tuple(box))]) for path in args.images]
         source = "--box"
     else:

@@ -46,6 +46,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["backbone"], "coco"),
+        runner="gluon_cv_core.pose.onnx_runner:PoseEstimator",
     )
 
 
