@@ -1,6 +1,6 @@
 """ONNX export of the detectors: the hub's ``box_nms`` and ``repeat`` converters against MXNet
 on tiny symbols in every mode the zoo (and MXNet's API) uses, and SSD and YOLOv3 exported by
-name with random He weights (normalisation parameters away from 1 and 0), compared as
+name with random He weights (SSD's normalisation parameters away from 1 and 0), compared as
 detections at two input sizes through one graph with free batch and spatial axes; CenterNet
 (ResNet-18) likewise, with MXNet's own converters."""
 
@@ -73,14 +73,17 @@ def _detections(ids, scores, boxes):
     return rows[np.lexsort(rows[:, ::-1].T[:-1].tolist() + [-rows[:, 1]])] if len(rows) else rows
 
 
-@pytest.mark.parametrize("name, sizes", [
-    ("ssd_300_mobilenet0.25_voc", (300, 256)),
-    ("yolo3_mobilenet0.25_voc", (416, 320)),
+@pytest.mark.parametrize("name, sizes, moved", [
+    # SSD's extra layers are mx.sym.BatchNorm with fix_gamma: with a stored gamma other than 1
+    ("ssd_300_mobilenet0.25_voc", (300, 256), True),
+    # moved statistics saturate YOLOv3's scores (all 100 kept within 3e-5 of 1 at 320), so which
+    # ties fill the 100 slots is float32 rounding; its BatchNorms are Gluon's, scale=True
+    ("yolo3_mobilenet0.25_voc", (416, 320), False),
     # its 40 top-k peaks tie at score 1 here; ~17 s on two cores
-    pytest.param("center_net_resnet18_v1b_voc", (256, 192), marks=pytest.mark.slow),
+    pytest.param("center_net_resnet18_v1b_voc", (256, 192), False, marks=pytest.mark.slow),
 ])
 @pytest.mark.portability
-def test_detector_exports_by_name(tmp_path, name, sizes):
+def test_detector_exports_by_name(tmp_path, name, sizes, moved):
     """Random He weights give confident, overlapping detections: NMS has work to do, and the
     kept detections of onnxruntime and MXNet must be the same ones, with the same values (in
     any order among equal scores: top-k breaks ties differently)."""
@@ -88,7 +91,8 @@ def test_detector_exports_by_name(tmp_path, name, sizes):
     session = onnxruntime.InferenceSession(str(by_name), providers=["CPUExecutionProvider"])
     assert [o.shape[2] for o in session.get_outputs()] == [1, 1, 4]  # ids, scores, boxes
     net = gluon_hub.load(name)
-    net.initialize(random_initializer(), force_reinit=True)  # BatchNorm's gamma and statistics moved too
+    he = mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2)
+    net.initialize(random_initializer() if moved else he, force_reinit=True)
     session = _session(net, tmp_path / f"{name}.onnx", (1, 3, sizes[0], sizes[0]))
     for size in sizes:
         x = np.random.default_rng(size).uniform(-2, 2, size=(1, 3, size, size)).astype(np.float32)
