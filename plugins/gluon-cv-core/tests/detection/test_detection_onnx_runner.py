@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cv_testlib.cli import hub_json
-from cv_testlib.detection import build_ours, randomize
+from cv_testlib.exported import exported_models
 from matplotlib import cbook
 from PIL import Image
 
@@ -18,7 +18,6 @@ import gluon_hub
 import gluon_hub.runtime
 from gluon_cv_core.common.images import read_image
 from gluon_cv_core.detection.predict import detect, draw_detections, to_input
-from gluon_hub.compat import mx
 
 pytestmark = pytest.mark.portability
 
@@ -39,30 +38,9 @@ def images(tmp_path_factory) -> list[str]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> dict[str, tuple[object, Path, Path]]:
     """Each detector with seeded random weights: the network, its .params and its ONNX file
-    (batch and spatial axes free), exported from the same weights."""
-    folder = tmp_path_factory.mktemp("onnx")
-    found = {}
-    for name, size in MODELS.items():
-        net = build_ours(name)
-        net.initialize()
-        net(mx.nd.zeros((1, 3, size, size)))
-        randomize(net, seed=0)
-        _unit_fixed_gammas(net)
-        net.save_parameters(str(folder / f"{name}.params"))
-        gluon_hub.export(net, folder / f"{name}.onnx", format="onnx", input_shape=(1, 3, size, size),
-                         dynamic_batch=True, dynamic_spatial=True)
-        found[name] = (net, folder / f"{name}.params", folder / f"{name}.onnx")
-    return found
-
-
-def _unit_fixed_gammas(net) -> None:
-    """Gammas of 1 where MXNet ignores them: the SSD extras' ``mx.sym.BatchNorm`` layers keep
-    MXNet's ``fix_gamma=True`` (as GluonCV's do; trained files hold 1 there), and the ONNX
-    export multiplies by the stored gamma, so random values there would measure that export
-    gap rather than the runner."""
-    for name, param in net.collect_params().items():
-        if name.startswith("expand_") and "_bn" in name and name.endswith("_gamma"):
-            param.set_data(mx.nd.ones(param.shape))
+    (batch and spatial axes free), exported from the same weights. The SSD extras' BatchNorm
+    keeps MXNet's fix_gamma, so their random stored gammas check the export ignores them too."""
+    return exported_models({name: (size, size) for name, size in MODELS.items()}, tmp_path_factory.mktemp("onnx"))
 
 
 def _same_detections(want: list, got: list, scale: float) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cv_testlib.cli import hub_json
-from cv_testlib.detection import build_ours, randomize
+from cv_testlib.exported import exported_models, save_and_export, seeded_net
 from matplotlib import cbook
 from PIL import Image
 
@@ -24,7 +24,6 @@ from gluon_cv_core.detection.predict import detect
 from gluon_cv_core.pose.keypoints import COCO_KEYPOINTS
 from gluon_cv_core.pose.predict import crop_persons, draw_poses, estimate_poses
 from gluon_hub.cli import main as hub_main
-from gluon_hub.compat import mx
 
 pytestmark = pytest.mark.portability
 
@@ -44,25 +43,13 @@ def exported(tmp_path_factory) -> dict[str, tuple[object, Path, Path]]:
     resets them to ``person``); its ONNX file is exported after that reset, as the runner's
     docstring says to export it."""
     folder = tmp_path_factory.mktemp("onnx")
-    found = {}
-    for name in POSE:
-        net = build_ours(name)
-        net.initialize()
-        net(mx.nd.zeros((1, 3, 256, 192)))
-        randomize(net, seed=0)
-        net.save_parameters(str(folder / f"{name}.params"))
-        gluon_hub.export(net, folder / f"{name}.onnx", format="onnx", input_shape=(1, 3, 256, 192),
-                         dynamic_batch=True)
-        found[name] = (net, folder / f"{name}.params", folder / f"{name}.onnx")
-    net = build_ours(DETECTOR)
-    net.initialize()
-    net(mx.nd.zeros((1, 3, 416, 416)))
-    randomize(net, seed=1)
-    net.save_parameters(str(folder / "detector.params"))
+    found = exported_models({name: (256, 192) for name in POSE}, folder, dynamic_spatial=False)
+    net = seeded_net(DETECTOR, (416, 416), seed=1)
+    params = folder / "detector.params"
+    net.save_parameters(str(params))
     net.reset_class(["person"], reuse_weights=["person"])
-    gluon_hub.export(net, folder / "persons.onnx", format="onnx", input_shape=(1, 3, 416, 416),
-                     dynamic_batch=True, dynamic_spatial=True)
-    found[DETECTOR] = (net, folder / "detector.params", folder / "persons.onnx")
+    _, persons = save_and_export(net, folder, "persons", (416, 416), dynamic_spatial=True)
+    found[DETECTOR] = (net, params, persons)
     return found
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cv_testlib.cli import hub_json
-from cv_testlib.detection import build_ours, randomize
+from cv_testlib.exported import exported_models
 from matplotlib import cbook
 from PIL import Image
 
@@ -40,18 +40,7 @@ def images(tmp_path_factory) -> list[str]:
 def exported(tmp_path_factory) -> dict[str, tuple[object, Path, Path]]:
     """Each model with seeded random weights: the network, its .params and its ONNX file (batch
     and spatial axes free), exported from the same weights."""
-    folder = tmp_path_factory.mktemp("onnx")
-    found = {}
-    for name in MODELS:
-        net = build_ours(name)
-        net.initialize()
-        net(mx.nd.zeros((1, 3, 64, 64)))
-        randomize(net, seed=0)
-        net.save_parameters(str(folder / f"{name}.params"))
-        gluon_hub.export(net, folder / f"{name}.onnx", format="onnx", input_shape=(1, 3, 64, 64),
-                         dynamic_batch=True, dynamic_spatial=True)
-        found[name] = (net, folder / f"{name}.params", folder / f"{name}.onnx")
-    return found
+    return exported_models({name: (64, 64) for name in MODELS}, tmp_path_factory.mktemp("onnx"))
 
 
 def test_resize_scores_is_mxnets_bilinear_resize():

@@ -1,0 +1,41 @@
+"""A model with seeded random weights saved as .params and exported to ONNX from the same
+weights: what the ONNX runner tests compare the MXNet path against."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gluon_hub
+from gluon_hub.compat import mx
+
+from .detection import build_ours, randomize
+
+
+def seeded_net(name: str, shape: tuple[int, int], seed: int) -> Any:
+    """The hub's model ``name`` built at ``shape`` (height, width), its weights drawn by ``randomize``."""
+    net = build_ours(name)
+    net.initialize()
+    net(mx.nd.zeros((1, 3, *shape)))
+    randomize(net, seed=seed)
+    return net
+
+
+def save_and_export(net: Any, folder: Path, stem: str, shape: tuple[int, int], *,
+                    dynamic_spatial: bool) -> tuple[Path, Path]:
+    """``net``'s .params and its ONNX file (batch axis free; spatial axes too if asked)."""
+    params, onnx_file = folder / f"{stem}.params", folder / f"{stem}.onnx"
+    net.save_parameters(str(params))
+    gluon_hub.export(net, onnx_file, format="onnx", input_shape=(1, 3, *shape), dynamic_batch=True,
+                     dynamic_spatial=dynamic_spatial)
+    return params, onnx_file
+
+
+def exported_models(names: dict[str, tuple[int, int]], folder: Path, *, dynamic_spatial: bool = True,
+                    seed: int = 0) -> dict[str, tuple[Any, Path, Path]]:
+    """Each name's network, .params and ONNX file, from the same seeded weights."""
+    found = {}
+    for name, shape in names.items():
+        net = seeded_net(name, shape, seed)
+        found[name] = (net, *save_and_export(net, folder, name, shape, dynamic_spatial=dynamic_spatial))
+    return found
