@@ -197,6 +197,7 @@ def load(
     threads: int | None = None,
     tag: str | None = None,
     index: str | os.PathLike[str] | None = None,
+    **options: Any,
 ) -> Any:
     """The runner of an exported model: its ONNX graph in onnxruntime with its task's processing.
 
@@ -210,8 +211,13 @@ def load(
     providers, threads : as for :func:`open_session` (default the CPU, onnxruntime's threads).
     tag, index : which converted file, where the model has several, and a ``weights.json``
         that ``gluon-hub convert`` wrote (or its folder): as for ``fetch_converted``.
+    **options : passed to the runner (a text runner's ``vocab``, for one).
 
-    The runner's ``session.provider`` says which execution provider runs the graph.
+    The runner's ``session.provider`` says which execution provider runs the graph. A runner
+    that lists ``graphs`` (a model exported as several graphs through its spec's
+    ``export_graphs``: GPT-2's prompt and cached step) gets a ``{graph: Session}`` dict in
+    place of the session, each from the file ``gluon_hub.export(name, model_file)`` wrote
+    for that graph beside ``model_file``: ``{stem}-{graph}{suffix}``.
     """
     from ._api import info
     from ._factory import import_object
@@ -220,6 +226,10 @@ def load(
     if not spec.runner:
         raise ValueError(f"model {spec.qualified_name!r} ({spec.task or 'no task'}) names no ONNX runner; "
                          "run it in MXNet, or run its exported graph with onnxruntime yourself")
+    factory = import_object(spec.runner, f"the ONNX runner of model {spec.qualified_name!r}")
+    graphs: tuple[str, ...] = tuple(getattr(factory, "graphs", ()))
+    if graphs:
+        return factory(_graph_sessions(spec, graphs, model_file, providers, threads), spec, **options)
     if model_file is None:
         from .publishing import fetch_converted
 
@@ -232,8 +242,30 @@ def load(
                 f"gluon_hub.export({spec.name!r}, {str(path)!r}, format=\"onnx\") or "
                 f"gluon-hub convert {spec.name}"
             )
-    factory = import_object(spec.runner, f"the ONNX runner of model {spec.qualified_name!r}")
-    return factory(open_session(path, providers=providers, threads=threads), spec)
+    return factory(open_session(path, providers=providers, threads=threads), spec, **options)
+
+
+def _graph_sessions(
+    spec: ModelSpec,
+    graphs: tuple[str, ...],
+    model_file: str | os.PathLike[str] | None,
+    providers: Sequence[str | tuple[str, dict[str, Any]]] | None,
+    threads: int | None,
+) -> dict[str, Session]:
+    """A session per graph a runner needs, from the files ``gluon_hub.export`` names after
+    ``model_file``; ``gluon-hub convert`` publishes single graphs only, so a file is needed."""
+    export = f"gluon_hub.export({spec.name!r}, {str(model_file or 'NAME.onnx')!r}, format=\"onnx\")"
+    if model_file is None:
+        raise ValueError(f"model {spec.qualified_name!r} runs as the exported graphs {', '.join(graphs)}; "
+                         f"pass model_file, the path given to {export} where MXNet is installed "
+                         "(it writes a file per graph beside it)")
+    base = Path(model_file).expanduser()
+    files = {graph: base.with_name(f"{base.stem}-{graph}{base.suffix}") for graph in graphs}
+    missing = [str(f) for f in files.values() if not f.is_file()]
+    if missing:
+        raise FileNotFoundError(f"model {spec.qualified_name!r} runs as the graphs {', '.join(graphs)}, but "
+                                f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing; {export} writes them")
+    return {graph: open_session(f, providers=providers, threads=threads) for graph, f in files.items()}
 
 
 def load_onnx(

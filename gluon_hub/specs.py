@@ -302,7 +302,8 @@ class ModelSpec(_Spec):
     #: ``"module:attr"`` of the ONNX runner of the model's task, imported on use by
     #: :func:`gluon_hub.runtime.load` and called as ``runner(session, spec)`` with a
     #: :class:`gluon_hub.runtime.Session`: the task's pre- and post-processing in numpy (and
-    #: Pillow), never MXNet. ``None``: the model has no runner.
+    #: Pillow), never MXNet. ``None``: the model has no runner. A runner whose ``graphs``
+    #: attribute names several graphs gets a ``{graph: Session}`` dict in place of the session.
     runner: str | None = None
     #: Filled in by the hub from the plugin's ``portability.json``; plugins leave it unset.
     onnx: OnnxPortability | None = None

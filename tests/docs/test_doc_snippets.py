@@ -142,6 +142,8 @@ SNIPPETS: dict[str, dict[str, str]] = {
             "rewrites the checkout's registry.json; .ci/run runs 'registry check'",
         'classifier = gluon_hub.runtime.load("resnet50_v1d", "r50.onnx")   # or no file: the converted one in the cache':
             READERS,
+        'encoder = gluon_hub.runtime.load("bert_12_768_12", "bert.onnx")      # bert-valid_length.onnx':
+            READERS + " (plugins/gluon-nlp-core/tests/test_onnx_runners.py runs the text runners)",
         'gluon_hub.runtime.load("resnet50_v1d", "r50.onnx",':
             "needs a GPU and onnxruntime-gpu; tests/core/test_runtime_load.py checks the provider errors on the CPU",
     },

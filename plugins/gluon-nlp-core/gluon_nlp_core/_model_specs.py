@@ -29,9 +29,12 @@ _MODELS = "gluon_nlp_core.models"
 _TOKENS = InputSpec(shape=(None,), layout="NT", dtype="int32")
 #: The functions building each family's export graphs (states as inputs and outputs).
 _GRAPHS = "gluon_nlp_core.models.export_graphs"
+#: The ONNX runners (gluon_hub.runtime.load), of the models whose graphs export.
+_ENCODER = "gluon_nlp_core.onnx_runner:TextEncoder"
 _BERT = dict(
     task="text-encoding",
     export_graphs=f"{_GRAPHS}:bert_graphs",
+    runner=_ENCODER,
     input=_TOKENS,
     # token_types, valid_length, masked_positions: the default model has the masked-LM
     # decoder, which needs the positions to score.
@@ -44,6 +47,7 @@ _LENGTH = InputSpec(shape=(), layout="N", dtype="int32")
 _ROBERTA = dict(
     task="text-encoding",
     export_graphs=f"{_GRAPHS}:bert_graphs",
+    runner=_ENCODER,
     input=_TOKENS,
     extra_inputs=(_LENGTH, InputSpec(shape=(None,), layout="NT", dtype="int32")),
     license="MIT",
@@ -53,6 +57,7 @@ _ROBERTA = dict(
 _GPT2 = dict(
     task="language-modeling",
     export_graphs=f"{_GRAPHS}:gpt2_graphs",
+    runner="gluon_nlp_core.onnx_runner:TextGenerator",
     input=_TOKENS,
     output_shape=(None, 50257),
     license="MIT",
@@ -126,6 +131,7 @@ _ARCHITECTURES: dict[str, dict] = {
         task="text-encoding",
         factory=f"{_MODELS}.distilbert:distilbert_6_768_12",
         export_graphs=f"{_GRAPHS}:bert_graphs",
+        runner=_ENCODER,
         input=_TOKENS,
         extra_inputs=(_LENGTH,),
         output_shape=(None, 768),

@@ -1,0 +1,287 @@
+"""The ONNX runners of the text models: BERT-family features and heads, GPT-2 generation.
+
+``gluon_hub.runtime.load(name, "model.onnx")`` builds them from the graphs
+``gluon_hub.export(name, "model.onnx", format="onnx")`` wrote beside that path
+(``model-valid_length.onnx``; GPT-2's ``model-prompt.onnx`` and ``model-step.onnx``), as the
+specs name them in ``runner``. Text becomes ids through the plugin's own tokenizers and the
+encoding the fine-tuning script uses (:mod:`gluon_nlp_core.text.encoding`), so the graphs see
+the ids the MXNet model sees. The vocabulary (and GPT-2's BPE merges) default to the published
+ones of the model's first weights, fetched through the cache; ``vocab=`` (a ``Vocab`` or a
+published name), ``lower=`` and ``merges=`` choose others, and ``max_length=`` the positions
+of a model built with fewer than its spec's. Imports numpy and the tokenizers, never mxnet.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from importlib import resources
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from gluon_hub.runtime import Session
+
+from .text.bpe import GPT2BPEDetokenizer, GPT2BPETokenizer
+from .text.encoding import encode_pair, encode_roberta_pair
+from .text.pretrained import load_vocab
+from .text.tokenizers import BERTTokenizer
+from .text.vocab import Vocab
+
+__all__ = ["TextEncoder", "TextGenerator"]
+
+
+@functools.lru_cache(maxsize=1)
+def _weights_data() -> dict[str, Any]:
+    """Each model's weight variants as ``_model_data.json`` lists them (vocabulary, casing)."""
+    text = resources.files("gluon_nlp_core").joinpath("_model_data.json").read_text("utf-8")
+    return dict(json.loads(text)["models"])
+
+
+def _published_text(spec: Any) -> tuple[str, bool]:
+    """The vocabulary name and lower-casing of the model's first published weights."""
+    variants = _weights_data().get(spec.name, {}).get("weights", [])
+    if not variants or "vocab" not in variants[0]:
+        raise ValueError(f"model {spec.qualified_name!r} has no published vocabulary; pass vocab=")
+    return variants[0]["vocab"], bool(variants[0].get("lower", False))
+
+
+def _vocabulary(spec: Any, vocab: Vocab | str | None) -> Vocab:
+    if isinstance(vocab, Vocab):
+        return vocab
+    return load_vocab(vocab if vocab is not None else _published_text(spec)[0])
+
+
+def _max_length(spec: Any, given: int | None) -> int:
+    """The positions the model has: ``given`` (a model built smaller), else its ``max_length:N`` tag."""
+    if given is not None:
+        if given < 3:
+            raise ValueError(f"max_length must be at least 3, got {given}")
+        return given
+    for tag in spec.tags:
+        if tag.startswith("max_length:"):
+            return int(tag.partition(":")[2])
+    raise ValueError(f"model {spec.qualified_name!r} names no max_length tag")
+
+
+def _session(sessions: dict[str, Session], graph: str, spec: Any) -> Session:
+    if not isinstance(sessions, dict) or graph not in sessions:
+        raise TypeError(f"the runner of {spec.qualified_name!r} takes {{graph: Session}} with graph {graph!r}, "
+                        "as gluon_hub.runtime.load builds it")
+    return sessions[graph]
+
+
+def _keeping(tokenize: Callable[[str], list[str]], token: str | None) -> Callable[[str], list[str]]:
+    """``tokenize`` that passes ``token`` (the mask token) through whole: the tokenizers
+    would split ``[MASK]`` or ``<mask>`` at its brackets as any punctuation."""
+    if not token:
+        return tokenize
+
+    def split(text: str) -> list[str]:
+        first, *rest = text.split(token)
+        tokens = tokenize(first)
+        for part in rest:
+            tokens += [token, *tokenize(part)]
+        return tokens
+
+    return split
+
+
+class _MaskKeepingTokenizer(BERTTokenizer):
+    """WordPiece that keeps the vocabulary's mask token whole."""
+
+    def __call__(self, text: str) -> list[str]:
+        return _keeping(super().__call__, getattr(self.vocab, "mask_token", None))(text)
+
+
+class TextEncoder:
+    """BERT, ERNIE, RoBERTa or DistilBERT exported as its ``valid_length`` graph.
+
+    :meth:`features` gives each text's sequence encoding (and BERT's pooled first token);
+    :meth:`next_sentence` the next-sentence classifier's probabilities, :meth:`fill_mask`
+    the masked-LM head's best tokens at each mask, where the exported model has those heads.
+    """
+
+    #: The graph files ``gluon_hub.runtime.load`` opens (of those ``bert_graphs`` exports).
+    graphs = ("valid_length",)
+
+    def __init__(self, sessions: dict[str, Session], spec: Any, *, vocab: Vocab | str | None = None,
+                 lower: bool | None = None, merges: str | os.PathLike[str] | None = None,
+                 max_length: int | None = None) -> None:
+        self.session = _session(sessions, "valid_length", spec)
+        self.spec = spec
+        self.roberta = "roberta" in spec.tags
+        self.token_types = "roberta" not in spec.tags and "distilbert" not in spec.tags
+        self.vocab = _vocabulary(spec, vocab)
+        self.max_length = _max_length(spec, max_length)
+        self._encode: Callable[[str, str | None, int], tuple[list[int], list[int], int]]
+        if self.roberta:
+            bpe = _keeping(GPT2BPETokenizer(merges), getattr(self.vocab, "mask_token", None))
+            self._encode = functools.partial(encode_roberta_pair, bpe, self.vocab)
+        else:
+            if lower is None:  # a named vocabulary says its casing, as the fine-tuning script reads it
+                lower = "uncased" in vocab if isinstance(vocab, str) else _published_text(spec)[1]
+            self.tokenizer = _MaskKeepingTokenizer(self.vocab, lower=lower)
+            self._encode = functools.partial(encode_pair, self.tokenizer)
+        inputs = len(self.session.inputs)
+        fixed = 2 + self.token_types  # ids, (token types), valid length
+        if inputs not in (fixed, fixed + 1):
+            found = ", ".join(i.name for i in self.session.inputs)
+            raise ValueError(f"{str(self.session.path)!r} takes {inputs} inputs ({found}); "
+                             f"{spec.qualified_name!r}'s valid_length graph takes {fixed} (or {fixed + 1} with "
+                             "the masked-LM head): export the graphs from this model again")
+        #: Whether the graph holds the masked-LM head (it then takes the masked positions).
+        self.masked_lm = inputs == fixed + 1
+        heads = len(self.session.session.get_outputs()) - 1 - self.masked_lm
+        #: BERT's pooler and next-sentence classifier, as far as the exported model has them.
+        self.pooler, self.classifier = heads >= 1, heads >= 2
+
+    def encode(self, texts: Sequence[str], pairs: Sequence[str] | None = None,
+               max_length: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Token ids and segment ids ``(batch, length)``, padded, and the valid lengths."""
+        if isinstance(texts, str):
+            raise TypeError("texts is a sequence of strings; wrap one text in a list")
+        if not texts:
+            raise ValueError("give at least one text")
+        if pairs is not None and len(pairs) != len(texts):
+            raise ValueError(f"{len(pairs)} second sentences for {len(texts)} texts; give one per text")
+        limit = self.max_length if max_length is None else max_length
+        if not 2 < limit <= self.max_length:
+            raise ValueError(f"max_length must be between 3 and the model's {self.max_length}, got {limit}")
+        rows = [self._encode(text, pairs[i] if pairs is not None else None, limit)
+                for i, text in enumerate(texts)]
+        width = max(length for _, _, length in rows)
+        pad = self.vocab[self.vocab.padding_token]
+        ids = np.full((len(rows), width), pad, np.int32)
+        segments = np.zeros((len(rows), width), np.int32)
+        for row, (token_ids, segment_ids, length) in enumerate(rows):
+            ids[row, :length], segments[row, :length] = token_ids, segment_ids
+        return ids, segments, np.array([length for _, _, length in rows], np.int32)
+
+    def __call__(self, ids: np.ndarray, segments: np.ndarray, valid_length: np.ndarray,
+                 masked_positions: np.ndarray | None = None) -> list[np.ndarray]:
+        """The graph's outputs for encoded inputs, in the MXNet model's output order."""
+        arrays = [np.asarray(ids, np.int32)]
+        if self.token_types:
+            arrays.append(np.asarray(segments, np.int32))
+        arrays.append(np.asarray(valid_length, np.int32))
+        if self.masked_lm:
+            positions = np.zeros((len(arrays[0]), 1), np.int32) if masked_positions is None else masked_positions
+            arrays.append(np.asarray(positions, np.int32))
+        return self.session.run(*arrays)
+
+    def features(self, texts: Sequence[str], pairs: Sequence[str] | None = None,
+                 max_length: int | None = None) -> list[dict[str, np.ndarray]]:
+        """Each text's ``sequence`` encoding ``(tokens, units)`` over its own tokens and, with
+        BERT's pooler, its ``pooled`` first token ``(units,)``."""
+        ids, segments, lengths = self.encode(texts, pairs, max_length)
+        outputs = self(ids, segments, lengths)
+        found = []
+        for row, length in enumerate(lengths):
+            entry = {"sequence": outputs[0][row, :length]}
+            if self.pooler:
+                entry["pooled"] = outputs[1][row]
+            found.append(entry)
+        return found
+
+    def next_sentence(self, texts: Sequence[str], pairs: Sequence[str]) -> np.ndarray:
+        """The next-sentence head's softmax ``(batch, 2)``: column 0 is "``pairs[i]`` follows"."""
+        if not self.classifier:
+            raise ValueError(f"{self.spec.qualified_name!r} was exported without the next-sentence classifier")
+        logits = self(*self.encode(texts, pairs))[2].astype(np.float64)
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return probs / probs.sum(axis=1, keepdims=True)
+
+    def fill_mask(self, texts: Sequence[str], topk: int = 5) -> list[list[list[tuple[str, float]]]]:
+        """Per text, per mask token in it, the masked-LM head's ``topk`` (token, probability)."""
+        if not self.masked_lm:
+            raise ValueError(f"{self.spec.qualified_name!r} was exported without the masked-LM head")
+        if topk < 1:
+            raise ValueError(f"topk must be at least 1, got {topk}")
+        mask_token = self.vocab.mask_token
+        ids, segments, lengths = self.encode(texts)
+        where = [np.flatnonzero(row == self.vocab[mask_token]) for row in ids]
+        if not all(len(w) for w in where):
+            raise ValueError(f"every text needs a mask token {mask_token!r} for the masked-LM head")
+        positions = np.zeros((len(ids), max(len(w) for w in where)), np.int32)
+        for row, found in enumerate(where):
+            positions[row, : len(found)] = found
+        logits = self(ids, segments, lengths, positions)[-1].astype(np.float64)
+        probs = np.exp(logits - logits.max(axis=2, keepdims=True))
+        probs /= probs.sum(axis=2, keepdims=True)
+        return [[[(self.vocab.idx_to_token[i], float(probs[row, k, i])) for i in probs[row, k].argsort()[::-1][:topk]]
+                 for k in range(len(found))] for row, found in enumerate(where)]
+
+
+class TextGenerator:
+    """GPT-2 exported as its ``prompt`` and ``step`` graphs: the prompt once, then one token
+    at a time over the key/value cache the graphs return, as the MXNet model decodes."""
+
+    graphs = ("prompt", "step")
+
+    def __init__(self, sessions: dict[str, Session], spec: Any, *, vocab: Vocab | str | None = None,
+                 merges: str | os.PathLike[str] | None = None, max_length: int | None = None) -> None:
+        self.prompt_session = _session(sessions, "prompt", spec)
+        self.step_session = _session(sessions, "step", spec)
+        self.session = self.prompt_session
+        self.spec = spec
+        self.vocab = _vocabulary(spec, vocab)
+        self.tokenizer = GPT2BPETokenizer(merges)
+        self.detokenizer = GPT2BPEDetokenizer()
+        self.max_length = _max_length(spec, max_length)
+        eos = self.vocab.eos_token
+        #: The end-of-text id generation stops at, where the vocabulary has one.
+        self.eos_id: int | None = self.vocab[eos] if eos is not None and eos in self.vocab else None
+
+    def encode(self, text: str) -> list[int]:
+        """The token ids of ``text``."""
+        ids = self.vocab[self.tokenizer(text)]
+        if not ids:
+            raise ValueError("the prompt has no tokens; give some text")
+        return ids
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of token ids."""
+        return self.detokenizer(self.vocab.to_tokens([int(i) for i in ids]))
+
+    def generate_ids(self, ids: Sequence[int], max_new_tokens: int = 20, *, top_k: int | None = None,
+                     temperature: float = 1.0, seed: int | None = None) -> list[int]:
+        """The tokens after ``ids``: greedy (the best token each step) by default, else drawn
+        from the softmax of the ``top_k`` best scores divided by ``temperature`` with numpy's
+        generator seeded by ``seed``. Stops after the end-of-text token or ``max_new_tokens``,
+        or when the positions run out."""
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be at least 1 (or None for greedy), got {top_k}")
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        if not 0 < len(ids) < self.max_length:
+            raise ValueError(f"the prompt has {len(ids)} tokens; the model takes 1 to {self.max_length - 1}")
+        rng = np.random.default_rng(seed)
+        scores, *cache = self.prompt_session.run(np.asarray([ids], np.int32))
+        new: list[int] = []
+        while True:
+            token = self._choose(scores[0, -1], top_k, temperature, rng)
+            new.append(token)
+            if token == self.eos_id or len(new) == max_new_tokens or len(ids) + len(new) >= self.max_length:
+                return new
+            scores, *cache = self.step_session.run(np.asarray([[token]], np.int32), *cache)
+
+    @staticmethod
+    def _choose(scores: np.ndarray, top_k: int | None, temperature: float, rng: np.random.Generator) -> int:
+        if top_k is None:
+            return int(np.argmax(scores))
+        best = np.argsort(scores)[::-1][:top_k]
+        logits = scores[best].astype(np.float64) / temperature
+        probs = np.exp(logits - logits.max())
+        return int(best[rng.choice(len(best), p=probs / probs.sum())])
+
+    def generate(self, prompt: str, max_new_tokens: int = 20, *, top_k: int | None = None,
+                 temperature: float = 1.0, seed: int | None = None) -> str:
+        """The text GPT-2 continues ``prompt`` with (the prompt not repeated); see
+        :meth:`generate_ids`."""
+        new = self.generate_ids(self.encode(prompt), max_new_tokens, top_k=top_k, temperature=temperature,
+                                seed=seed)
+        return self.decode(new[:-1] if new[-1] == self.eos_id else new)
