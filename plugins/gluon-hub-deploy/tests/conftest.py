@@ -20,12 +20,14 @@ def fresh_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     gluon_hub.reset_hub()
 
 
-def _he_initialised(net):
+def _he_initialised(net, moved=True):
     """He (fan-in) random weights, which keep activations far from zero through deep nets, with
     the normalisation parameters away from 1 and 0 (as the portability matrix measures them)."""
+    from gluon_hub.compat import mx
     from gluon_hub_deploy._measure import random_initializer
 
-    net.initialize(random_initializer(), force_reinit=True)
+    he = mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2)
+    net.initialize(random_initializer() if moved else he, force_reinit=True)
     return net
 
 
@@ -38,7 +40,8 @@ def onnx_matches_mxnet(tmp_path: Path):
     With ``dynamic`` the first shape is exported once with free batch and spatial axes and
     serves every shape; otherwise each shape is exported again (its graph is fixed). Returns
     the largest relative difference per shape, for the portability matrix. A block whose
-    weights a test set itself is passed with ``initialise=False``.
+    weights a test set itself is passed with ``initialise=False``; ``moved=False`` keeps the
+    normalisation parameters at their initial values (plain He weights).
     """
     import numpy as np
     import onnxruntime
@@ -46,11 +49,11 @@ def onnx_matches_mxnet(tmp_path: Path):
     from gluon_hub.compat import mx
 
     def check(model, shapes, *, dynamic: bool = True, tolerance: float = 1e-4, initialise: bool = True,
-              **load_kwargs):
+              moved: bool = True, **load_kwargs):
         net = gluon_hub.load(model, **load_kwargs) if isinstance(model, str) else model
         if initialise:
             mx.random.seed(0)  # the same weights every run: the tolerance is checked on them
-            _he_initialised(net)
+            _he_initialised(net, moved)
         rng = np.random.default_rng(0)
         worst = []
         session = None
