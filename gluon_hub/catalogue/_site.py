@@ -184,6 +184,7 @@ _RUNNER_CALLS = {
     "pose-estimation": 'finder = gluon_hub.runtime.load("yolo3_mobilenet1.0_coco", "persons.onnx")  # a COCO detector\n'
                        '((image, persons),) = model.predict(["photo.jpg"], finder, threshold=0.5)\n'
                        'model.draw(image, persons, "skeletons.png")\n',
+    "action-recognition": 'print(model.classify(["video.mp4"], topk=5))  # decord reads the video\n',
     "text-encoding": 'print(model.features(["The cat sat on the mat."])[0]["sequence"].shape)\n',
     "language-modeling": 'print(model.generate("The hub runs", 20))  # GPT-2\n',
 }

@@ -11,8 +11,10 @@ does for the model's input (its spec's ``layout`` and ``shape``):
   of the video, and the per-frame scores are averaged (as the network's own segment consensus does).
 
 Frames are decoded at GluonCV's 340 x 256 (scaled up for inputs larger than 224), centre-cropped to
-the input size and normalised with the spec's mean and std. Scores are softmax probabilities.
-Short videos are padded as :mod:`.clips` documents; unreadable ones are errors naming the file.
+the input size and normalised with the spec's mean and std (:func:`read_clip`, numpy and decord
+only). Scores are softmax probabilities of the averaged rows (:func:`top_classes`). Short videos
+are padded as :mod:`.clips` documents; unreadable ones are errors naming the file. ``--runtime
+onnx`` runs the exported network in onnxruntime (:mod:`.onnx_runner`) on the same clips.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from .clips import ClipSampler
 
-__all__ = ["SEGMENTS_2D", "classify_videos", "clip_sampler", "run"]
+__all__ = ["SEGMENTS_2D", "classify_videos", "clip_sampler", "read_clip", "run", "top_classes"]
 
 #: frames (segments) a 2D model sees of each video
 SEGMENTS_2D = 3
@@ -76,43 +78,56 @@ def clip_sampler(spec: Any) -> ClipSampler:
     return ClipSampler(new_length=sample.frames, new_step=step)
 
 
-def classify_videos(net: Any, spec: Any, videos: Sequence[str], topk: int = 5,
-                    ctx: Any = None) -> list[list[tuple[str, float]]]:
-    """The ``topk`` ``(label, probability)`` pairs of each video file, best first."""
-    from gluon_hub.compat import mx
-
+def read_clip(spec: Any, path: str | os.PathLike[str]) -> np.ndarray:
+    """The network input of the video at ``path``, sampled and preprocessed for the model ``spec``
+    describes (see the module docstring): ``(1, 3, T, H, W)`` for a 3D model, ``(segments, 3, H, W)``
+    for a 2D one, ``float32``. Both runtimes feed this array (numpy and decord, no MXNet)."""
     from .clips import VideoReader
     from .transforms import VideoValTransform
 
-    ctx = ctx or mx.cpu()
     sample = _input(spec)
     sampler = clip_sampler(spec)
     # GluonCV decodes at 340 x 256 and crops 224; larger inputs get the same margins
     scale = max(1.0, max(sample.height, sample.width) / 224.0)
-    width, height = int(round(340 * scale)), int(round(256 * scale))
+    reader = VideoReader(path, width=int(round(340 * scale)), height=int(round(256 * scale)))
     transform = VideoValTransform((sample.height, sample.width), spec.input.mean, spec.input.std)
-    labels: list[str] | None = None
+    frames = transform(reader.frames(sampler.frame_indices(len(reader), "val")))  # (N, 3, H, W)
+    if sample.layout == "NCTHW":
+        frames = frames.transpose(1, 0, 2, 3)[None]  # one clip: (1, 3, T, H, W)
+    return np.ascontiguousarray(frames)
+
+
+def top_classes(scores: np.ndarray, spec: Any, topk: int) -> list[tuple[str, float]]:
+    """The ``topk`` ``(label, probability)`` pairs of one video from the network's ``(rows,
+    classes)`` scores: the rows (a 2D model's segments) averaged, then softmax, best first."""
+    mean = np.asarray(scores, np.float64).mean(axis=0)
+    probs = np.exp(mean - mean.max())
+    probs /= probs.sum()
+    labels = spec.class_names(probs.shape[0])
+    return [(labels[i], float(probs[i])) for i in np.argsort(-probs, kind="stable")[:topk]]
+
+
+def classify_videos(net: Any, spec: Any, videos: Sequence[str], topk: int = 5,
+                    ctx: Any = None) -> list[list[tuple[str, float]]]:
+    """The ``topk`` ``(label, probability)`` pairs of each video file, best first, by the MXNet ``net``."""
+    from gluon_hub.compat import mx
+
+    ctx = ctx or mx.cpu()
     results = []
     for path in videos:
-        reader = VideoReader(path, width=width, height=height)
-        frames = transform(reader.frames(sampler.frame_indices(len(reader), "val")))  # (N, 3, H, W)
-        if sample.layout == "NCTHW":
-            frames = frames.transpose(1, 0, 2, 3)[None]  # one clip: (1, 3, T, H, W)
-        scores = net(mx.nd.array(frames, ctx=ctx))
+        scores = net(mx.nd.array(read_clip(spec, path), ctx=ctx))
         scores = scores[0] if isinstance(scores, (list, tuple)) else scores
-        probs = mx.nd.softmax(scores.mean(axis=0, keepdims=True)).asnumpy()[0]
-        labels = labels or spec.class_names(probs.shape[0])
-        best = np.argsort(-probs, kind="stable")[:topk]
-        results.append([(labels[i], float(probs[i])) for i in best])
+        results.append(top_classes(scores.asnumpy(), spec, topk))
     return results
 
 
 def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with an action-recognition model: print each video's top-k classes
-    (``--json``: one object per video)."""
-    from ..common.prediction import network, start
+    (``--json``: one object per video, the same for ``--runtime mxnet`` and ``--runtime onnx``)."""
+    from ..common.prediction import network, onnx_runner, start
 
-    pretrained, ctx = start(args, spec)
+    if args.runtime != "onnx":
+        pretrained, ctx = start(args, spec)
     if args.topk < 1:
         raise ValueError("--topk must be at least 1")
     if args.out:
@@ -120,10 +135,14 @@ def run(args: argparse.Namespace, spec: Any) -> int:
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
             raise FileNotFoundError(f"video {path!r} does not exist")
-    kwargs = {"nclass": args.classes} if args.classes else {}
-    net = network(spec, pretrained, args.params, ctx, kwargs, download=args.pretrained is not None)
-    net.hybridize(static_alloc=True, static_shape=True)
-    for path, top in zip(args.images, classify_videos(net, spec, args.images, args.topk, ctx)):
+    if args.runtime == "onnx":
+        tops = onnx_runner(args, spec).classify(args.images, args.topk)
+    else:
+        kwargs = {"nclass": args.classes} if args.classes else {}
+        net = network(spec, pretrained, args.params, ctx, kwargs, download=args.pretrained is not None)
+        net.hybridize(static_alloc=True, static_shape=True)
+        tops = classify_videos(net, spec, args.images, args.topk, ctx)
+    for path, top in zip(args.images, tops):
         if args.json:
             print(json.dumps({"video": path, "top": [{"label": label, "score": score} for label, score in top]}))
             continue

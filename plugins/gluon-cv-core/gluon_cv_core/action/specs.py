@@ -54,6 +54,8 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["backbone"], row["dataset"] or "custom"),
+        # every family's portability row (measured on its smallest model) is exportable
+        runner="gluon_cv_core.action.onnx_runner:ActionRecognizer",
     )
 
 

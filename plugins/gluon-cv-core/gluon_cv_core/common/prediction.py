@@ -17,8 +17,8 @@ def start(args: argparse.Namespace, spec: Any) -> tuple[bool | str, Any]:
     runner (the tasks that have one call :func:`onnx_runner` instead)."""
     if args.runtime == "onnx":
         raise ValueError(f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet), "
-                         f"semantic segmentation and pose estimators; {spec.qualified_name!r} is a model for "
-                         f"{spec.task}: run it without --runtime onnx")
+                         f"semantic segmentation, pose estimators and action recognisers; {spec.qualified_name!r} "
+                         f"is a model for {spec.task}: run it without --runtime onnx")
     from .devices import contexts
 
     ctx = contexts(args.ctx)[0]

@@ -6,9 +6,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
+from cv_testlib.video import gluoncv_clip, write_video
 
 import gluon_hub
 from gluon_cv_core.action.clips import VideoReadError
@@ -16,24 +16,10 @@ from gluon_cv_core.action.predict import SEGMENTS_2D, classify_videos, clip_samp
 from gluon_cv_core.predict import main
 from gluon_hub.compat import mx
 
-from gluoncv.data import VideoClsCustom
-from gluoncv.data.transforms import video as gvideo
-
-
-def _video(path: Path, frames: int = 40) -> Path:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 10, (64, 48))
-    for i in range(frames):
-        frame = np.full((48, 64, 3), 30, np.uint8)
-        frame[:, :, 2] = (i * 6) % 256
-        frame[(i % 40):(i % 40) + 8, :, 0] = 220
-        writer.write(frame)
-    writer.release()
-    return path
-
 
 @pytest.fixture(scope="module")
 def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _video(tmp_path_factory.mktemp("action") / "clip.mp4")
+    return write_video(tmp_path_factory.mktemp("action") / "clip.mp4")
 
 
 def _tiny(layout: str, classes: int) -> mx.gluon.HybridBlock:
@@ -48,13 +34,8 @@ def _tiny(layout: str, classes: int) -> mx.gluon.HybridBlock:
 
 def _gluoncv_probs(net: mx.gluon.HybridBlock, path: Path, size: int, **sampling: int) -> np.ndarray:
     """Softmax of ``net`` on GluonCV's own pipeline (decord at 340 x 256, centre crop, normalise)."""
-    setting = path.parent / "gluoncv_list.txt"
-    setting.write_text(f"{path} 40 0\n")
     spec = gluon_hub.info("i3d_resnet50_v1_kinetics400")
-    dataset = VideoClsCustom("", str(setting), train=False, video_loader=True, use_decord=True, target_width=size,
-                             target_height=size, transform=gvideo.VideoGroupValTransform(
-                                 size, spec.input.mean, spec.input.std), **sampling)
-    clips = dataset[0][0]  # (1, 3, T, H, W) for a clip, (segments, 3, H, W) for frames
+    clips = gluoncv_clip(path, size, spec.input.mean, spec.input.std, **sampling)
     return mx.nd.softmax(net(clips).mean(axis=0, keepdims=True)).asnumpy()[0]
 
 

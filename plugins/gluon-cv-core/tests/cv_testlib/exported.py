@@ -12,8 +12,9 @@ from gluon_hub.compat import mx
 from .detection import build_ours, randomize
 
 
-def seeded_net(name: str, shape: tuple[int, int], seed: int) -> Any:
-    """The hub's model ``name`` built at ``shape`` (height, width), its weights drawn by ``randomize``."""
+def seeded_net(name: str, shape: tuple[int, ...], seed: int) -> Any:
+    """The hub's model ``name`` built at ``shape`` (height, width; frames first for a video model),
+    its weights drawn by ``randomize``."""
     net = build_ours(name)
     net.initialize()
     net(mx.nd.zeros((1, 3, *shape)))
@@ -21,7 +22,7 @@ def seeded_net(name: str, shape: tuple[int, int], seed: int) -> Any:
     return net
 
 
-def save_and_export(net: Any, folder: Path, stem: str, shape: tuple[int, int], *,
+def save_and_export(net: Any, folder: Path, stem: str, shape: tuple[int, ...], *,
                     dynamic_spatial: bool) -> tuple[Path, Path]:
     """``net``'s .params and its ONNX file (batch axis free; spatial axes too if asked)."""
     params, onnx_file = folder / f"{stem}.params", folder / f"{stem}.onnx"
@@ -31,7 +32,7 @@ def save_and_export(net: Any, folder: Path, stem: str, shape: tuple[int, int], *
     return params, onnx_file
 
 
-def exported_models(names: dict[str, tuple[int, int]], folder: Path, *, dynamic_spatial: bool = True,
+def exported_models(names: dict[str, tuple[int, ...]], folder: Path, *, dynamic_spatial: bool = True,
                     seed: int = 0) -> dict[str, tuple[Any, Path, Path]]:
     """Each name's network, .params and ONNX file, from the same seeded weights."""
     found = {}

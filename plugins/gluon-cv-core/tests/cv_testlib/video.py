@@ -1,4 +1,4 @@
-"""Helpers the 3D action-model tests share."""
+"""Helpers the action-model tests share: a generated video, GluonCV's 3D models in a child process."""
 
 from __future__ import annotations
 
@@ -11,10 +11,40 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+import cv2
 import numpy as np
 
 from gluon_cv_core.common.norm import BatchNorm3D
 from gluon_hub.compat import mx
+
+
+def write_video(path: Path, frames: int = 40) -> Path:
+    """A small MPEG-4 video at ``path`` (64 x 48, 10 frames a second) whose frames differ: the blue
+    level steps and a red band moves down, so every sampled frame tells which one it is."""
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 10, (64, 48))
+    for i in range(frames):
+        frame = np.full((48, 64, 3), 30, np.uint8)
+        frame[:, :, 2] = (i * 6) % 256
+        frame[(i % 40):(i % 40) + 8, :, 0] = 220
+        writer.write(frame)
+    writer.release()
+    return path
+
+
+def gluoncv_clip(path: Path, size: int, mean: Any, std: Any, **sampling: int) -> Any:
+    """GluonCV 0.10's validation input of the video at ``path`` (``VideoClsCustom``: decord at
+    340 x 256, its frame sampling given ``sampling``; ``VideoGroupValTransform``: centre ``size``
+    crop, normalised with ``mean`` and ``std``): an NDArray of ``(1, 3, T, H, W)`` for a clip,
+    ``(segments, 3, H, W)`` for frames."""
+    from gluoncv.data import VideoClsCustom
+    from gluoncv.data.transforms import video as gvideo
+
+    setting = path.with_name(f"{path.stem}-gluoncv-list.txt")
+    setting.write_text(f"{path} 40 0\n")  # GluonCV reads the real frame count from the video
+    dataset = VideoClsCustom("", str(setting), train=False, video_loader=True, use_decord=True, target_width=size,
+                             target_height=size, transform=gvideo.VideoGroupValTransform(size, mean, std),
+                             **sampling)
+    return dataset[0][0]
 
 
 def norms(net: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
