@@ -106,6 +106,8 @@ def test_a_model_page_has_weights_metrics_portability_usage_and_bench_rows(tmp_p
     assert "model.predict([\"photo.jpg\"], finder, threshold=0.5)" in pose  # the pose runner's call
     action = html.unescape((out / "models" / "cv" / "inceptionv1_ucf101.html").read_text(encoding="utf-8"))
     assert 'model.classify(["video.mp4"], topk=5)' in action  # the action runner's call
+    tracker = html.unescape((out / "models" / "cv" / "siamrpn_alexnet_v2_otb15.html").read_text(encoding="utf-8"))
+    assert 'model.track("video.mp4", (40, 30, 90, 120))' in tracker  # the tracking runner's call
     gpt2 = html.unescape((out / "models" / "nlp" / "gpt2_117m.html").read_text(encoding="utf-8"))
     assert 'gluon_hub.runtime.load("gpt2_117m", "gpt2_117m.onnx")' in gpt2 and "model.generate(" in gpt2
     assert data["bench"] == [BENCH_ROW] and "Test CPU 9000" in text and "4.25" in text

@@ -27,7 +27,7 @@ def test_onnx_runtime_is_refused_for_a_model_without_a_runner_naming_its_task(mo
     spec = gluon_hub.info(model)
     assert spec.runner is None
     expected = (f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet), semantic "
-                f"segmentation, pose estimators and action recognisers; '{spec.qualified_name}' is a model "
+                f"segmentation, pose estimators, action recognisers and trackers; '{spec.qualified_name}' is a model "
                 f"for {spec.task}")
     with pytest.raises(ValueError, match=re.escape(expected)):
         predict.main([model, str(tmp_path / "photo.jpg"), "--runtime", "onnx", "--model-file", "m.onnx"])

@@ -4,7 +4,8 @@ The video is decoded with decord (``pip install decord``, the plugin's ``[video]
 the box is the object in the first frame, in pixels. It prints one line per frame, ``frame
 x0 y0 x1 y1 score`` (``--json``: one object per frame), the first frame being the given box with
 score 1. ``--out FILE.png`` writes the video's last frame with its tracked box drawn (one
-picture, not a video).
+picture, not a video). ``--runtime onnx [--model-file FILE.onnx]`` runs the same loop with the
+exported network in onnxruntime (:mod:`.onnx_runner`), without MXNet.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -40,7 +41,7 @@ def read_frames(path: str) -> Iterator[np.ndarray]:
         yield reader[index].asnumpy()
 
 
-def track_video(tracker: Any, path: str, box: tuple[float, float, float, float]) -> Iterator[tuple[np.ndarray, Any]]:
+def track_video(tracker: Any, path: str, box: Sequence[float]) -> Iterator[tuple[np.ndarray, Any]]:
     """``(frame, TrackedBox)`` for every frame of the video, starting ``tracker`` on ``box``."""
     frames = read_frames(path)
     first = next(frames)
@@ -72,11 +73,12 @@ def _draw(frame: np.ndarray, box: tuple[float, ...], out: str) -> None:
 
 
 def run(args: argparse.Namespace, spec: Any) -> int:
-    """``gluon-hub predict`` with a tracker: one box per frame of the (single) video."""
-    from ..common.prediction import network, start
-    from .tracker import SiamRPNTracker
+    """``gluon-hub predict`` with a tracker: one box per frame of the (single) video (``--json``:
+    the same objects for ``--runtime mxnet`` and ``--runtime onnx``)."""
+    from ..common.prediction import network, onnx_runner, start
 
-    pretrained, ctx = start(args, spec)
+    if args.runtime != "onnx":
+        pretrained, ctx = start(args, spec)
     if args.box is None:
         raise ValueError(f"{spec.qualified_name!r} tracks an object: give its box in the first frame with "
                          "--box X0 Y0 X1 Y1 (pixels)")
@@ -88,9 +90,14 @@ def run(args: argparse.Namespace, spec: Any) -> int:
     path = args.images[0]
     if not os.path.isfile(path):  # before the network is built, which takes a while
         raise FileNotFoundError(f"video {path!r} does not exist")
-    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
-    net.hybridize(static_alloc=True, static_shape=True)  # the crops keep their sizes
-    tracker = SiamRPNTracker(net, ctx)
+    if args.runtime == "onnx":
+        tracker = onnx_runner(args, spec)
+    else:
+        from .tracker import SiamRPNTracker
+
+        net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+        net.hybridize(static_alloc=True, static_shape=True)  # the crops keep their sizes
+        tracker = SiamRPNTracker(net, ctx)
     last = None
     for index, (frame, tracked) in enumerate(track_video(tracker, path, tuple(args.box))):
         if args.json:

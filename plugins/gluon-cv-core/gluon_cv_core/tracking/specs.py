@@ -45,6 +45,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["backbone"].lower(), row["dataset"].lower()),
+        runner="gluon_cv_core.tracking.onnx_runner:ObjectTracker",  # SiamRPN's portability row is exportable
     )
 
 

@@ -1,4 +1,5 @@
-"""Helpers the action-model tests share: a generated video, GluonCV's 3D models in a child process."""
+"""Helpers the video tests share: generated videos (action recognition: a moving band; tracking: a
+moving square), GluonCV's 3D models in a child process."""
 
 from __future__ import annotations
 
@@ -26,6 +27,29 @@ def write_video(path: Path, frames: int = 40) -> Path:
         frame = np.full((48, 64, 3), 30, np.uint8)
         frame[:, :, 2] = (i * 6) % 256
         frame[(i % 40):(i % 40) + 8, :, 0] = 220
+        writer.write(frame)
+    writer.release()
+    return path
+
+
+def square_at(frame: int, size: int = 14) -> tuple[int, int, int, int]:
+    """The box (x0, y0, x1, y1) of :func:`write_square_video`'s square in ``frame``: it moves 3
+    pixels right and 2 down a frame."""
+    x, y = 6 + 3 * frame, 8 + 2 * frame
+    return x, y, x + size, y + size
+
+
+def write_square_video(path: Path, frames: int = 12, side: int = 64, size: int = 14,
+                       colour: tuple[int, int, int] = (230, 230, 230)) -> Path:
+    """A Motion-JPEG video at ``path`` (``side`` x ``side``, 10 frames a second): a bright ``size``
+    pixel square of ``colour`` (RGB) at :func:`square_at` on a dark background, the object the
+    tracking tests follow."""
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, (side, side))
+    assert writer.isOpened()
+    for k in range(frames):
+        frame = np.full((side, side, 3), 20, np.uint8)
+        x0, y0, x1, y1 = square_at(k, size)
+        frame[y0:y1, x0:x1] = colour[::-1]  # OpenCV writes BGR
         writer.write(frame)
     writer.release()
     return path

@@ -14,7 +14,8 @@ import sys
 
 import numpy as np
 import pytest
-from cv_testlib.detection import assert_same, build_ours, randomize, running_stats, strictly_loaded
+from cv_testlib.detection import assert_same, build_ours, running_stats, strictly_loaded
+from cv_testlib.tracking import calibrate, pixels
 
 import gluon_hub
 from gluon_cv_core.tracking.models.siamrpn import feature_size
@@ -29,35 +30,17 @@ pytestmark = pytest.mark.parity
 NAME = "siamrpn_alexnet_v2_otb15"
 
 
-def _pixels(shape: tuple[int, ...], seed: int) -> mx.nd.NDArray:
-    """Raw 0-255 pixel values, what the tracker feeds the network."""
-    return mx.nd.array(np.random.RandomState(seed).uniform(0, 255, shape))
-
-
 def _reference(**kwargs):
     net = gluoncv.model_zoo.get_model(NAME, pretrained=False, **kwargs)
     batch, search = (kwargs["bz"], 255) if kwargs.get("is_train") else (1, 287)
-    net(_pixels((batch, 3, 127, 127), 0), _pixels((batch, 3, search, search), 1))  # shapes known
+    net(pixels((batch, 3, 127, 127), 0), pixels((batch, 3, search, search), 1))  # shapes known
     return net
-
-
-def _calibrated(net) -> None:
-    """Random parameters, then the last convolutions scaled so that class logits spread by about 2
-    and box offsets by about 0.2: with raw pixels in, plain random weights saturate every score
-    and push every box off the frame, and the trackers would agree trivially."""
-    randomize(net, seed=0)
-    z, x = _pixels((1, 3, 127, 127), 0), _pixels((1, 3, 287, 287), 1)
-    for head, output, spread in ((net.rpn_head.cls.head[3], 0, 2.0), (net.rpn_head.loc.head[3], 1, 0.2)):
-        values = net(z, x)[output].asnumpy()
-        factor = spread / values.std()
-        head.weight.set_data(head.weight.data() * factor)
-        head.bias.set_data(head.bias.data() * factor)
 
 
 @pytest.fixture(scope="module")
 def params_file(tmp_path_factory) -> str:
     reference = _reference()
-    _calibrated(reference)
+    calibrate(reference)
     path = str(tmp_path_factory.mktemp("siamrpn") / f"{NAME}.params")
     reference.save_parameters(path)
     return path
@@ -103,7 +86,7 @@ def test_tracking_outputs_match_gluoncv_hybridized_and_not(params_file) -> None:
     reference = _reference()
     strictly_loaded(reference, params_file)
     ours = strictly_loaded(build_ours(NAME), params_file)
-    z, x = _pixels((1, 3, 127, 127), 2), _pixels((1, 3, 287, 287), 3)
+    z, x = pixels((1, 3, 127, 127), 2), pixels((1, 3, 287, 287), 3)
     expected = reference(z, x)
     reference.template(z)
     tracked = reference.track(x)
@@ -125,7 +108,7 @@ def test_training_batch_matches_gluoncv_in_inference_and_training(params_file) -
     """GluonCV's training configuration: a batch of 2, search crops of 255 (17x17 grid)."""
     reference = strictly_loaded(_reference(bz=2, is_train=True), params_file)
     ours = strictly_loaded(build_ours(NAME), params_file)
-    z, x = _pixels((2, 3, 127, 127), 5), _pixels((2, 3, 255, 255), 6)
+    z, x = pixels((2, 3, 127, 127), 5), pixels((2, 3, 255, 255), 6)
     expected = reference(z, x)
     assert expected[0].shape == (2, 10, 17, 17) and expected[1].shape == (2, 20, 17, 17)
     for actual, want in zip(ours(z, x), expected):

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import json
 
-import cv2
 import numpy as np
 import pytest
+from cv_testlib.video import square_at, write_square_video
 from PIL import Image
 
 from gluon_cv_core.tracking.models.siamrpn import siamrpn_alexnet_v2_otb15
@@ -36,23 +36,7 @@ from gluon_hub.cli import main as hub_main
 from gluon_hub.compat import mx
 
 NAME = "siamrpn_alexnet_v2_otb15"
-SIDE, SQUARE, FRAMES = 64, 14, 12
-
-
-def _square_at(k: int) -> tuple[int, int, int, int]:
-    x, y = 6 + 3 * k, 8 + 2 * k
-    return x, y, x + SQUARE, y + SQUARE
-
-
-def _write_video(path, frames: int = FRAMES) -> None:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, (SIDE, SIDE))
-    assert writer.isOpened()
-    for k in range(frames):
-        frame = np.full((SIDE, SIDE, 3), 20, np.uint8)
-        x0, y0, x1, y1 = _square_at(k)
-        frame[y0:y1, x0:x1] = 230
-        writer.write(frame)
-    writer.release()
+SIDE, FRAMES = 64, 12  # write_square_video's default frame side and length
 
 
 def _set(param, value: np.ndarray) -> None:
@@ -103,23 +87,23 @@ def _iou(a, b) -> float:
 
 def test_predict_follows_a_moving_square_through_a_video(tmp_path, capsys) -> None:
     video, params, out = tmp_path / "square.avi", tmp_path / "matcher.params", tmp_path / "last.png"
-    _write_video(video)
+    write_square_video(video)
     frames = list(read_frames(str(video)))
     assert len(frames) == FRAMES and frames[0].shape == (SIDE, SIDE, 3)
-    x0, y0, x1, y1 = _square_at(FRAMES - 1)
+    x0, y0, x1, y1 = square_at(FRAMES - 1)
     assert frames[-1][(y0 + y1) // 2, (x0 + x1) // 2].min() > 180  # decord reads what was written
     brightness_matcher().save_parameters(str(params))
 
-    box = [str(v) for v in _square_at(0)]
+    box = [str(v) for v in square_at(0)]
     assert hub_main(["predict", NAME, str(video), "--params", str(params), "--box", *box,
                      "--json", "--out", str(out)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["frame"] for r in rows] == list(range(FRAMES))
-    assert rows[0]["box"] == [float(v) for v in _square_at(0)] and rows[0]["score"] == 1.0
-    ious = [_iou(r["box"], _square_at(r["frame"])) for r in rows[1:]]
+    assert rows[0]["box"] == [float(v) for v in square_at(0)] and rows[0]["score"] == 1.0
+    ious = [_iou(r["box"], square_at(r["frame"])) for r in rows[1:]]
     assert np.mean(np.array(ious) > 0.5) >= 0.9, ious
     # the square travels far: a tracker that stayed put would lose it
-    assert np.mean([_iou(_square_at(0), _square_at(k)) > 0.5 for k in range(1, FRAMES)]) < 0.3
+    assert np.mean([_iou(square_at(0), square_at(k)) > 0.5 for k in range(1, FRAMES)]) < 0.3
     drawn = np.asarray(Image.open(out))  # the last frame, with its box in yellow
     assert drawn.shape == (SIDE, SIDE, 3)
     assert ((drawn[:, :, 0] > 200) & (drawn[:, :, 1] > 180) & (drawn[:, :, 2] < 80)).sum() > 20
@@ -138,7 +122,7 @@ def test_bad_videos_and_boxes_are_one_line_errors(tmp_path, capsys) -> None:
     with pytest.raises(ValueError, match="empty.avi"):
         list(read_frames(str(empty)))
     no_frames = tmp_path / "no_frames.avi"
-    _write_video(no_frames, frames=0)
+    write_square_video(no_frames, frames=0)
     with pytest.raises(ValueError, match="no_frames.avi"):
         list(read_frames(str(no_frames)))
     assert hub_main(["predict", NAME, str(empty), "--random-weights", "--box", "1", "1", "9", "9"]) == 1
@@ -146,7 +130,7 @@ def test_bad_videos_and_boxes_are_one_line_errors(tmp_path, capsys) -> None:
     assert "empty.avi" in err and "Traceback" not in err
 
     video = tmp_path / "square.avi"
-    _write_video(video, frames=2)
+    write_square_video(video, frames=2)
     assert hub_main(["predict", NAME, str(video), "--random-weights"]) == 1
     assert "--box X0 Y0 X1 Y1" in capsys.readouterr().err
     assert hub_main(["predict", NAME, str(video), "--random-weights", "--box", "50", "50", "90", "60"]) == 1
