@@ -110,11 +110,11 @@ def preprocess(image: np.ndarray, model: str | ModelSpec | InputSpec | Geometry)
         size = (geo.resize, width * geo.resize // height)
     else:
         size = (height * geo.resize // width, geo.resize)
-    resized = _resize_bilinear(image, *size)
     top, left = (size[0] - geo.crop) // 2, (size[1] - geo.crop) // 2
     if top < 0 or left < 0:
         raise ValueError(f"image of {width}x{height} is too small to crop {geo.crop}x{geo.crop}")
-    tensor = resized[top : top + geo.crop, left : left + geo.crop].astype(np.float32) / np.float32(255.0)
+    cropped = _resize_bilinear(image, *size, window=(top, left, geo.crop, geo.crop))
+    tensor = cropped.astype(np.float32) / np.float32(255.0)
     if geo.mean is not None and geo.std is not None:
         tensor = (tensor - np.asarray(geo.mean, np.float32)) / np.asarray(geo.std, np.float32)
     return np.ascontiguousarray(tensor.transpose(2, 0, 1))
@@ -279,22 +279,39 @@ def load_onnx(
     return load(model, path, threads=threads, providers=providers)
 
 
-def _resize_bilinear(image: np.ndarray, height: int, width: int) -> np.ndarray:
+def _resize_bilinear(image: np.ndarray, height: int, width: int,
+                     window: tuple[int, int, int, int] | None = None) -> np.ndarray:
     """Bilinear resize of a ``uint8`` ``HWC`` image with OpenCV's ``INTER_LINEAR`` arithmetic.
 
     OpenCV (which MXNet's image operators call) rounds the interpolation weights to 11-bit
     fixed point and combines rows with 16-bit multiplies; doing the same makes a shrunk
-    image identical to MXNet's, not merely close.
+    image identical to MXNet's, not merely close. ``window`` ``(top, left, height, width)``
+    computes only that part of the resized image (each pixel depends on its own position
+    alone, so a centre crop need not resize the margins it drops).
     """
+    top, left, rows_out, cols_out = window or (0, 0, height, width)
     if (height, width) == image.shape[:2]:
-        return image
-    x0, x1, a0, a1 = _weights(width, image.shape[1])
-    y0, y1, b0, b1 = _weights(height, image.shape[0])
-    source = image.astype(np.int32)
-    rows = source[:, x0] * a0[None, :, None] + source[:, x1] * a1[None, :, None]  # 2048 x pixel
-    top = (b0[:, None, None] * (rows[y0] >> 4)) >> 16
-    bottom = (b1[:, None, None] * (rows[y1] >> 4)) >> 16
-    return np.clip((top + bottom + 2) >> 2, 0, 255).astype(np.uint8)
+        return image[top : top + rows_out, left : left + cols_out]
+    x0, x1, a0, a1 = (w[left : left + cols_out] for w in _weights(width, image.shape[1]))
+    y0, y1, b0, b1 = (w[top : top + rows_out] for w in _weights(height, image.shape[0]))
+    first = int(y0.min())  # only the source rows the window reads
+    source = image[first : int(y1.max()) + 1]
+    rows = source[:, x0].astype(np.int32)
+    rows *= a0[None, :, None]
+    right = source[:, x1].astype(np.int32)
+    right *= a1[None, :, None]
+    rows += right  # 2048 x pixel
+    rows >>= 4
+    upper = rows[y0 - first]
+    upper *= b0[:, None, None]
+    upper >>= 16
+    lower = rows[y1 - first]
+    lower *= b1[:, None, None]
+    lower >>= 16
+    upper += lower
+    upper += 2
+    upper >>= 2
+    return np.clip(upper, 0, 255).astype(np.uint8)
 
 
 def resize_linear(image: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -340,13 +357,23 @@ def resize_cubic(image: np.ndarray, height: int, width: int) -> np.ndarray:
         return image
     xi, xw = _cubic_weights(width, image.shape[1])
     yi, yw = _cubic_weights(height, image.shape[0])
-    source = image.astype(np.int64)
-    rows = sum(source[:, xi[:, k]] * xw[None, :, k, None] for k in range(4)).astype(np.float32)
+    # int32 holds the sums exactly (at most 255 x 4 x 2**12); gathering the uint8 pixels first
+    # moves a quarter of the bytes
+    rows = image[:, xi[:, 0]].astype(np.int32)
+    rows *= xw[None, :, 0, None]
+    for k in range(1, 4):
+        term = image[:, xi[:, k]].astype(np.int32)
+        term *= xw[None, :, k, None]
+        rows += term
+    rows = rows.astype(np.float32)
     # OpenCV's vector code combines the rows in float32: weight / 2048**2 times row, in order
     beta = yw.astype(np.float32) * np.float32(1.0 / (1 << 22))
-    total = rows[yi[:, 0]] * beta[:, 0, None, None]
+    total = rows[yi[:, 0]]
+    total *= beta[:, 0, None, None]
     for k in range(1, 4):
-        total = total + rows[yi[:, k]] * beta[:, k, None, None]
+        term = rows[yi[:, k]]
+        term *= beta[:, k, None, None]
+        total += term
     return np.clip(np.rint(total), 0, 255).astype(np.uint8)
 
 
@@ -361,6 +388,6 @@ def _cubic_weights(size_out: int, size_in: int) -> tuple[np.ndarray, np.ndarray]
     c1 = ((a + 2) * x - (a + 3)) * x * x + one
     c2 = ((a + 2) * (one - x) - (a + 3)) * (one - x) * (one - x) + one
     c3 = one - c0 - c1 - c2
-    weights = np.rint(np.stack([c0, c1, c2, c3], axis=1).astype(np.float32) * np.float32(2048)).astype(np.int64)
+    weights = np.rint(np.stack([c0, c1, c2, c3], axis=1).astype(np.float32) * np.float32(2048)).astype(np.int32)
     index = np.clip(first[:, None] + np.arange(-1, 3)[None, :], 0, size_in - 1)
     return index, weights
