@@ -170,10 +170,23 @@ def gather(bench_path: Path | None = None) -> dict[str, Any]:
         "bench_skipped": skipped,
         "kinds": list(FILE_KINDS),
         "plugins": [vars(p) for p in _api.plugins()],
-        "models": [_model(r, names["models"][f"{r['plugin']}/{r['name']}"], settings, bench) for r in rows["models"]],
+        "models": _with_int8([_model(r, names["models"][f"{r['plugin']}/{r['name']}"], settings, bench)
+                              for r in rows["models"]]),
         **{kind: [_files_entry(kind, r, names[kind][f"{r['plugin']}/{r['name']}"], settings) for r in rows[kind]]
            for kind in FILE_KINDS if kind != "models"},
     }
+
+
+def _with_int8(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each model's int8 relation: the ``NAME_int8`` entry of its plugin that quantizes it
+    (gluon-hub-deploy, at load), or for that entry the float model it comes from."""
+    ids = {m["id"] for m in models}
+    for m in models:
+        int8 = f"{m['id']}_int8"
+        m["int8"] = int8 if int8 in ids else None
+        source = m["id"][:-len("_int8")] if m["id"].endswith("_int8") else None
+        m["int8_of"] = source if source in ids else None
+    return models
 
 
 def summary(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

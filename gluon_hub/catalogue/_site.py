@@ -133,15 +133,29 @@ def _weights(entry: dict[str, Any]) -> str:
 
 
 def _portability(entry: dict[str, Any]) -> str:
+    """The ONNX row of the portability matrix, the int8 variant, and the deploy command."""
     row = entry["onnx"]
     if row is None:
-        return "<p>Not measured: <code>gluon-hub portability NAME --write</code> (gluon-hub-deploy) measures it.</p>"
-    facts = [("ONNX", _e(row["status"]) + (f": {_e(row['blocker'])}" if row["blocker"] else "")),
-             ("Opset", _e(row["opset"] or "-")), ("Inputs", f"<code>{_e(row['inputs'] or '-')}</code> (? is dynamic)"),
-             ("Max relative difference from MXNet",
-              _e(f"{row['max_rel_diff']:.1e}" if row["max_rel_diff"] is not None else "-"))]
-    if not row["current"]:
-        facts.append(("Note", "measured on an older spec; run <code>gluon-hub portability NAME --write</code> again"))
+        facts = [("ONNX", "not measured: <code>gluon-hub portability NAME --write</code> (gluon-hub-deploy) "
+                          "measures it")]
+    else:
+        facts = [("ONNX", _e(row["status"]) + (f": {_e(row['blocker'])}" if row["blocker"] else "")),
+                 ("Opset", _e(row["opset"] or "-")),
+                 ("Inputs", f"<code>{_e(row['inputs'] or '-')}</code> (? is dynamic)"),
+                 ("Max relative difference from MXNet",
+                  _e(f"{row['max_rel_diff']:.1e}" if row["max_rel_diff"] is not None else "-"))]
+        if not row["current"]:
+            facts.append(("Note", "measured on an older spec; run <code>gluon-hub portability NAME --write</code> "
+                                  "again"))
+    if entry["int8"]:
+        int8 = f'<code>{_e(entry["int8"])}</code> (quantized at load by gluon-hub-deploy)'
+    elif entry["int8_of"]:
+        int8 = f'this is the int8 variant of <code>{_e(entry["int8_of"])}</code>'
+    else:
+        int8 = "no int8 entry"
+    facts.append(("int8", int8))
+    facts.append(("C++, Java, Clojure", f'<code>gluon-hub deploy {_e(entry["use"])} --lang cpp</code> (MXNet\'s C '
+                                        "predict API; not measured per model: every layer must hybridize)"))
     return '<table class="facts">' + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts) + "</table>"
 
 

@@ -99,6 +99,12 @@ def test_a_model_page_has_weights_metrics_portability_usage_and_bench_rows(tmp_p
     metric = weights["metrics"][0]
     assert metric["source"].startswith("https://") and f'href="{metric["source"]}"' in page
     assert data["onnx"]["status"] == "exportable" and "?x3x?x?" in text and "Opset 13" in text
+    assert data["int8"] is None and "int8 no int8 entry" in text
+    assert "C++, Java, Clojure gluon-hub deploy resnet18_v1 --lang cpp" in text
+    float_model = embedded((out / "models" / "cv" / "mobilenet1.0.html").read_text(encoding="utf-8"), "entry-data")
+    int8_page = (out / "models" / "cv" / "mobilenet1.0_int8.html").read_text(encoding="utf-8")
+    assert float_model["int8"] == "cv/mobilenet1.0_int8"
+    assert "this is the int8 variant of <code>cv/mobilenet1.0</code>" in int8_page
     assert 'net = gluon_hub.load("resnet18_v1", pretrained=True)' in text
     assert 'gluon_hub.runtime.load("resnet18_v1", "resnet18_v1.onnx")' in text and "model.classify(" in text
     assert data["labels"][:2] == ["tench", "goldfish"] and "1000 labels" in text
