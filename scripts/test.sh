@@ -21,18 +21,20 @@ fi
 # detection and segmentation folders run apart too. The video models get a process of
 # their own: after the rest of the vision suite in one process (some 1,400 tests),
 # oneDNN's AVX-512 kernels once crashed the hub's P3D (README, "Known issues"), while the
-# video tests alone, and the 3D stress test, run clean. The text plugin's ONNX tests (exports
-# of BERT, GPT-2 and the sequence models) run apart from the rest of its suite, whose process
-# was once killed for memory with them (other work shared the machine). Every part runs; any
-# failure fails.
+# video tests alone, and the 3D stress test, run clean. The text plugin's suite was killed for
+# memory in one process (2026-11-28, after its ONNX and hub-entry tests were added), so its
+# full-size models (test_hybridize.py: every text model; test_models_elmo.py: ELMo and the
+# big LSTM) and its ONNX tests run apart. Every part runs; any failure fails.
 cv=plugins/gluon-cv-core/tests
 video=$cv/action
-nlp_onnx="plugins/gluon-nlp-core/tests/test_onnx_export.py plugins/gluon-nlp-core/tests/test_onnx_runners.py"
+nlp=plugins/gluon-nlp-core/tests
+nlp_onnx="$nlp/test_onnx_export.py $nlp/test_onnx_runners.py"
+nlp_apart="$nlp_onnx $nlp/test_hybridize.py $nlp/test_models_elmo.py"
 status=0
 for part in tests "plugins/gluon-cv-core --ignore=$video --ignore=$cv/detection --ignore=$cv/segmentation" \
         "$cv/detection" "$cv/segmentation" "$video" \
-        "plugins/gluon-nlp-core ${nlp_onnx//plugins/--ignore=plugins}" "$nlp_onnx" plugins/gluon-contrib \
-        plugins/gluon-hub-deploy; do
+        "plugins/gluon-nlp-core ${nlp_apart//plugins/--ignore=plugins}" "$nlp/test_hybridize.py" \
+        "$nlp/test_models_elmo.py" "$nlp_onnx" plugins/gluon-contrib plugins/gluon-hub-deploy; do
     echo "test: $part"
     # shellcheck disable=SC2086  # a part may carry an --ignore
     .venv/bin/python -m pytest -q -p no:cacheprovider $part || status=1
