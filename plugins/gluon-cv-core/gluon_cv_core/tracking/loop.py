@@ -19,6 +19,7 @@ network and the crops' resize are a subclass's (:class:`~.tracker.SiamRPNTracker
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -63,7 +64,7 @@ def anchor_grid(score_size: int, stride: int, ratios: Sequence[float], scales: S
     return grid.reshape(4, -1)
 
 
-class SiamRPNLoop:
+class SiamRPNLoop(ABC):
     """The tracker's state and arithmetic; a subclass runs the network.
 
     Subclasses give :meth:`network_input` (a square ``uint8`` BGR patch resized to the
@@ -93,18 +94,18 @@ class SiamRPNLoop:
         self._center, self._size, self._mean_colour = np.zeros(2), np.ones(2), np.zeros(3)
         self._template: Any = None
 
+    @abstractmethod
     def network_input(self, patch: np.ndarray, out_size: int) -> Any:
         """``patch`` (side x side x 3 ``uint8`` BGR) resized to ``out_size`` as the network's
         ``(1, 3, out_size, out_size)`` float32 input."""
-        raise NotImplementedError
 
+    @abstractmethod
     def template(self, crop: Any) -> Any:
         """What :meth:`scores` compares search crops with, from the template crop."""
-        raise NotImplementedError
 
+    @abstractmethod
     def scores(self, crop: Any, template: Any) -> tuple[np.ndarray, np.ndarray]:
         """The network's ``cls`` ``(1, 2A, S, S)`` and ``loc`` ``(1, 4A, S, S)`` for a search crop."""
-        raise NotImplementedError
 
     def init(self, frame: np.ndarray, box: Sequence[float]) -> TrackedBox:
         """Start tracking the object in ``box`` (x0, y0, x1, y1) of ``frame`` (H x W x 3 RGB uint8)."""
