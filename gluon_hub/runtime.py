@@ -140,6 +140,21 @@ class Session:
         """The execution provider that runs the graph (the first one onnxruntime kept)."""
         return self.providers[0]
 
+    def takes(self, *per_example: Sequence[int]) -> bool:
+        """Whether the file has one input per shape of ``per_example``, each a batch of that
+        shape: runners check a file against their spec before the first call, so a file
+        exported from another model fails with their message, not deep in onnxruntime.
+        A free axis (named, not numbered, in the file) takes any size."""
+        return len(self.inputs) == len(per_example) and all(
+            len(i.shape) == len(want) + 1
+            and all(not isinstance(d, int) or d == e for d, e in zip(i.shape[1:], want))
+            for i, want in zip(self.inputs, per_example)
+        )
+
+    def described_inputs(self) -> str:
+        """The file's inputs as ``name (shape), ...``, for error messages."""
+        return ", ".join(f"{i.name} {tuple(i.shape)}" for i in self.inputs)
+
     def run(self, *arrays: np.ndarray) -> list[np.ndarray]:
         """The graph's outputs for ``arrays``, one per input in the file's input order."""
         if len(arrays) != len(self.inputs):

@@ -37,20 +37,17 @@ class ActionRecognizer:
         self.spec = spec
         self.path = session.path
         expected = tuple(int(d) for d in spec.input.shape)
-        inputs, outputs = session.inputs, session.session.get_outputs()
-        shape = tuple(inputs[0].shape) if len(inputs) == 1 else ()
-        fits = (len(shape) == len(expected) + 1 and len(outputs) == 1 and len(outputs[0].shape) == 2
-                and all(not isinstance(d, int) or d == e for d, e in zip(shape[1:], expected)))
-        if not fits:  # a free axis (not an int) takes any size
-            found = ", ".join(f"{i.name} {tuple(i.shape)}" for i in inputs)
+        outputs = session.session.get_outputs()
+        if not (session.takes(expected) and len(outputs) == 1 and len(outputs[0].shape) == 2):
             raise ValueError(
-                f"{str(self.path)!r} takes {found}, but {spec.qualified_name!r} feeds (batch, "
+                f"{str(self.path)!r} takes {session.described_inputs()}, but {spec.qualified_name!r} feeds (batch, "
                 f"{', '.join(map(str, expected))}) in layout {spec.input.layout} and expects one output of "
                 f"(batch, classes): the file was exported from another model or for another input size; export "
                 f"it again with gluon_hub.export({spec.name!r}, {str(self.path)!r}, format=\"onnx\")"
             )
         #: The batch size fixed in the file, or None where the file leaves it free.
-        self.batch: int | None = shape[0] if isinstance(shape[0], int) else None
+        batch = session.inputs[0].shape[0]
+        self.batch: int | None = batch if isinstance(batch, int) else None
 
     def to_input(self, video: str | os.PathLike[str]) -> np.ndarray:
         """The network input of the video file: ``(1, 3, T, H, W)`` for a 3D model, ``(segments,

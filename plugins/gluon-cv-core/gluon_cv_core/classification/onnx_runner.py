@@ -33,12 +33,9 @@ class Classifier:
         self.geometry = geometry(spec)
         inputs = session.inputs
         expected = (self.geometry.channels, self.geometry.crop, self.geometry.crop)
-        shape = tuple(inputs[0].shape) if len(inputs) == 1 else ()
-        fits = len(shape) == 4 and all(not isinstance(d, int) or d == e for d, e in zip(shape[1:], expected))
-        if len(inputs) != 1 or not fits:  # a free axis (not an int) takes any size
-            found = ", ".join(f"{i.name} {tuple(i.shape)}" for i in inputs)
+        if not session.takes(expected):
             raise ValueError(
-                f"{str(self.path)!r} takes {found}, but {spec.qualified_name!r} is preprocessed to "
+                f"{str(self.path)!r} takes {session.described_inputs()}, but {spec.qualified_name!r} is preprocessed to "
                 f"(batch, {', '.join(map(str, expected))}): the file was exported from another model or "
                 f"for another input size; export it again with gluon_hub.export({spec.name!r}, "
                 f"{str(self.path)!r}, format=\"onnx\") (the spec's input shape is the default)"
@@ -46,7 +43,8 @@ class Classifier:
         if inputs[0].type != "tensor(float)":
             raise ValueError(f"{str(self.path)!r} takes {inputs[0].type} input; the ONNX runner feeds float32 images")
         #: The batch size fixed in the file, or None where the file leaves it free.
-        self.batch: int | None = shape[0] if isinstance(shape[0], int) else None
+        batch = inputs[0].shape[0]
+        self.batch: int | None = batch if isinstance(batch, int) else None
         self._labels: list[str] | None = None
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:

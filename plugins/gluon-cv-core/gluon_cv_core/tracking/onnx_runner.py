@@ -39,15 +39,10 @@ class ObjectTracker(SiamRPNLoop):
         self.session = session
         self.spec = spec
         self.path = session.path
-        inputs, outputs = session.inputs, session.session.get_outputs()
-        expected = [(3, template, template), (3, search, search)]
-        fits = (len(inputs) == 2 and len(outputs) == 2
-                and all(len(i.shape) == 4 and all(not isinstance(d, int) or d == e for d, e in zip(i.shape[1:], want))
-                        for i, want in zip(inputs, expected)))
-        if not fits:  # a free axis (not an int) takes any size
-            found = ", ".join(f"{i.name} {tuple(i.shape)}" for i in inputs)
+        if not (session.takes((3, template, template), (3, search, search))
+                and len(session.session.get_outputs()) == 2):
             raise ValueError(
-                f"{str(self.path)!r} takes {found}, but {spec.qualified_name!r} feeds a template crop (1, 3, "
+                f"{str(self.path)!r} takes {session.described_inputs()}, but {spec.qualified_name!r} feeds a template crop (1, 3, "
                 f"{template}, {template}) and a search crop (1, 3, {search}, {search}) and expects two outputs "
                 f"(cls, loc): the file was exported from another model or for other crop sizes; export it again "
                 f"with gluon_hub.export({spec.name!r}, {str(self.path)!r}, format=\"onnx\")"
