@@ -6,7 +6,12 @@
 4. in a fresh process with an empty cache, load the model by name with
    ``pretrained=True`` through the loopback mirror and the verified cache, and evaluate
    it: the accuracy must equal the one measured at the end of training;
-5. list the plugins and run ``resnet50_v1d`` on a photograph.
+5. convert the published weights to ONNX into the same mirror (``gluon_hub_deploy.convert``,
+   what ``gluon-hub convert`` runs), and in a fresh process that cannot import MXNet, with
+   an empty cache, load the converted graph by name through the mirror
+   (``gluon_hub.runtime.load``) and run it on the test images: the same classes for every
+   image, logits within 1e-4 of their scale and the same accuracy as MXNet, or the job fails;
+6. list the plugins and run ``resnet50_v1d`` on a photograph.
 
 Each step prints its timing, and says plainly which weights are real and which are
 randomly initialised. Outputs go to ``--workdir`` (default ``.main-job/``).
@@ -135,7 +140,11 @@ def run_main_job(workdir: Path, train_seconds: float) -> int:
         if not same:
             return 1
 
-    with step("5. plugins, then resnet50_v1d on a photograph"):
+    with step("5. convert digits_cnn to ONNX; the ONNX runner in a fresh process without MXNet"):
+        if not onnx_check(net, mirror, mirror / variant.file.filename, cache, workdir):
+            return 1
+
+    with step("6. plugins, then resnet50_v1d on a photograph"):
         if cli(["plugins"]) != 0:
             return 1
         real = published_weights_reachable("resnet50_v1d")
@@ -149,6 +158,86 @@ def run_main_job(workdir: Path, train_seconds: float) -> int:
             return 1
 
     print(f"\nmain job done in {time.perf_counter() - total:.1f} s")
+    return 0
+
+
+#: how far the ONNX runner's logits may be from MXNet's, relative to their largest magnitude
+#: (float32 arithmetic in another order: about 1e-7 here)
+ONNX_TOLERANCE = 1e-4
+
+
+def onnx_check(net, mirror: Path, params: Path, cache: Path, workdir: Path) -> bool:
+    """Step 5: convert ``params`` to ONNX into ``mirror``, run it by name without MXNet, and
+    compare with MXNet's logits of ``net`` on the test images; prints what it found."""
+    import digits_demo
+    import numpy as np
+
+    import gluon_hub
+    from gluon_hub_deploy import convert
+
+    # convert reads the model's spec; the plugin is this process's only while converting
+    gluon_hub.register_plugin(digits_demo.DigitsPlugin(mirror / "weights.json"), "main-job")
+    try:
+        (converted,) = convert(["digits_cnn"], mirror, params=params, tag="main-job", progress=False)
+    finally:
+        gluon_hub.unregister_plugin("main-job")
+    print(f"{mirror / converted.file.filename}: {converted.file.size} bytes, tag {converted.tag}, "
+          f"{converted.file.hash}")
+    with mirror_server(mirror, workdir / "mirror-server-onnx.log") as (url, _):
+        env = dict(os.environ, GLUON_HUB_MIRRORS=url, GLUON_HUB_HOME=str(cache / "onnx"), GLUON_HUB_PROGRESS="0")
+        env.pop("GLUON_HUB_OFFLINE", None)
+        result = subprocess.run(
+            [sys.executable, str(HERE / "main_job.py"), "--evaluate-onnx", str(mirror / "weights.json")],
+            env=env, capture_output=True, text=True,
+        )
+    if result.returncode != 0:
+        print(result.stdout + result.stderr, file=sys.stderr)
+        return False
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    _, _, x_test, y_test = digits_demo.digits_split()
+    want = digits_demo.logits(net, x_test)
+    got = np.asarray(loaded["logits"], dtype=np.float32)
+    print(f"fresh process without MXNet (mxnet imported: {loaded['mxnet_imported']}) loaded "
+          f"{loaded['file']} by name through the mirror with onnxruntime ({loaded['provider']}) and "
+          f"measured accuracy {loaded['accuracy']:.4f}")
+    rel = float(np.abs(got - want).max() / np.abs(want).max()) if got.shape == want.shape else float("inf")
+    same_classes = got.shape == want.shape and bool((got.argmax(axis=1) == want.argmax(axis=1)).all())
+    mxnet_accuracy = float((want.argmax(axis=1) == y_test).mean())
+    same = (same_classes and rel <= ONNX_TOLERANCE and loaded["accuracy"] == mxnet_accuracy
+            and not loaded["mxnet_imported"])
+    print(f"ONNX against MXNet on the {len(x_test)} test images: classes "
+          f"{'all equal' if same_classes else 'DIFFER'}, largest logit difference {rel:.1e} of their scale "
+          f"(at most {ONNX_TOLERANCE:g}), accuracy {loaded['accuracy']:.4f} against {mxnet_accuracy:.4f}")
+    print(f"same answers from ONNX as from MXNet: {'yes' if same else 'NO'}")
+    return same
+
+
+#: Run in the ONNX check's fresh process: ``import mxnet`` fails there, as where MXNet is not installed.
+class _NoMXNet:
+    @classmethod
+    def find_spec(cls, name: str, path: object = None, target: object = None) -> None:
+        if name.split(".")[0] == "mxnet":
+            raise ModuleNotFoundError(f"No module named {name!r} (the main job's ONNX check runs without MXNet)",
+                                      name=name)
+
+
+def evaluate_onnx(weights_index: Path) -> int:
+    """The fresh process of step 5: without MXNet, loads the converted graph by name through the
+    cache and prints one JSON line with its logits on the test images."""
+    sys.meta_path.insert(0, _NoMXNet)
+    import digits_demo
+
+    import gluon_hub
+    import gluon_hub.runtime
+
+    gluon_hub.register_plugin(digits_demo.DigitsPlugin(weights_index), "main-job")
+    runner = gluon_hub.runtime.load("digits_cnn")
+    _, _, x_test, y_test = digits_demo.digits_split()
+    logits = runner(x_test)
+    print(json.dumps({"accuracy": float((logits.argmax(axis=1) == y_test).mean()),
+                      "file": runner.session.path.name,
+                      "provider": runner.session.provider, "mxnet_imported": "mxnet" in sys.modules,
+                      "logits": logits.tolist()}))
     return 0
 
 
@@ -169,9 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=HERE.parent / ".main-job")
     parser.add_argument("--train-seconds", type=float, default=60.0)
     parser.add_argument("--evaluate", type=Path, metavar="WEIGHTS_JSON", help=argparse.SUPPRESS)
+    parser.add_argument("--evaluate-onnx", type=Path, metavar="WEIGHTS_JSON", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.evaluate:
         return evaluate(args.evaluate)
+    if args.evaluate_onnx:
+        return evaluate_onnx(args.evaluate_onnx)
     return run_main_job(args.workdir.resolve(), args.train_seconds)
 
 
