@@ -199,6 +199,8 @@ _RUNNER_CALLS = {
                        '((image, persons),) = model.predict(["photo.jpg"], finder, threshold=0.5)\n'
                        'model.draw(image, persons, "skeletons.png")\n',
     "action-recognition": 'print(model.classify(["video.mp4"], topk=5))  # decord reads the video\n',
+    "depth-estimation": '((image, depth),) = model.estimate(["photo.jpg"])  # pose networks: model.motion(a, b)\n'
+                        'print(depth.as_json())\nmodel.draw(depth, "depth.png")\n',
     "object-tracking": 'for tracked in model.track("video.mp4", (40, 30, 90, 120)):  # the first frame\'s x0 y0 x1 y1\n'
                        '    print(tracked.box, tracked.score)\n',
     "text-encoding": 'print(model.features(["The cat sat on the mat."])[0]["sequence"].shape)\n',

@@ -8,7 +8,7 @@ print class pixel fractions and draw a colour overlay; pose estimators print key
 recognisers the top-k classes of each video, depth models depth statistics, and trackers the
 object's box in each frame. ``--runtime onnx [--model-file FILE.onnx]`` runs an exported
 classifier, SSD/YOLOv3/CenterNet detector, semantic-segmentation model, pose estimator, action
-recogniser or tracker in onnxruntime (``gluon_hub.runtime.load``), without MXNet, and ``--json`` prints what
+recogniser, Monodepth2 model or tracker in onnxruntime (``gluon_hub.runtime.load``), without MXNet, and ``--json`` prints what
 the MXNet runtime prints.
 
 It never downloads unless asked. By default it uses the model's published weights if they
@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
                         help="mxnet (default) runs the model in MXNet; onnx runs its exported graph in "
                         "onnxruntime without importing MXNet (classifiers, SSD/YOLOv3/CenterNet detectors, "
-                        "semantic segmentation, pose estimators, action recognisers, trackers; pip install "
+                        "semantic segmentation, pose estimators, action recognisers, depth models, trackers; pip install "
                         "onnxruntime Pillow, and decord for videos); --json prints the same structure for both")
     parser.add_argument("--model-file", metavar="FILE.onnx",
                         help="with --runtime onnx: the file gluon_hub.export(MODEL, FILE, format=\"onnx\") wrote "

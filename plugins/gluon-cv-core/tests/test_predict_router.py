@@ -21,14 +21,13 @@ def test_every_registered_task_has_a_predict_module_with_run() -> None:
         assert list(inspect.signature(run).parameters) == ["args", "spec"], task
 
 
-@pytest.mark.parametrize("model", ["faster_rcnn_resnet50_v1b_voc", "mask_rcnn_resnet50_v1b_coco",
-                                   "monodepth2_resnet18_kitti_stereo_640x192"])
+@pytest.mark.parametrize("model", ["faster_rcnn_resnet50_v1b_voc", "mask_rcnn_resnet50_v1b_coco"])
 def test_onnx_runtime_is_refused_for_a_model_without_a_runner_naming_its_task(model: str, tmp_path) -> None:
     spec = gluon_hub.info(model)
     assert spec.runner is None
     expected = (f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet), semantic "
-                f"segmentation, pose estimators, action recognisers and trackers; '{spec.qualified_name}' is a model "
-                f"for {spec.task}")
+                f"segmentation, pose estimators, action recognisers, depth models and trackers; "
+                f"'{spec.qualified_name}' is a model for {spec.task}")
     with pytest.raises(ValueError, match=re.escape(expected)):
         predict.main([model, str(tmp_path / "photo.jpg"), "--runtime", "onnx", "--model-file", "m.onnx"])
 

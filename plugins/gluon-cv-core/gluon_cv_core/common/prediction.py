@@ -17,7 +17,8 @@ def start(args: argparse.Namespace, spec: Any) -> tuple[bool | str, Any]:
     runner (the tasks that have one call :func:`onnx_runner` instead)."""
     if args.runtime == "onnx":
         raise ValueError(f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet), "
-                         f"semantic segmentation, pose estimators, action recognisers and trackers; {spec.qualified_name!r} "
+                         f"semantic segmentation, pose estimators, action recognisers, depth models and trackers; "
+                         f"{spec.qualified_name!r} "
                          f"is a model for {spec.task}: run it without --runtime onnx")
     from .devices import contexts
 

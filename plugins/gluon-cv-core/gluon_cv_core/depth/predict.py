@@ -10,6 +10,8 @@ at the image's size.
 
 A pose network (``monodepth2_resnet18_posenet_*``) takes two frames instead and prints the
 camera motion between them: axis-angle rotation and translation.
+
+``--runtime onnx`` runs the exported graph with the same numpy steps (:mod:`.onnx_runner`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["DepthSummary", "colorize", "disparity_to_depth", "predict_depth", "run"]
+__all__ = ["DepthSummary", "colorize", "depth_summary", "disparity_to_depth", "draw_depth", "model_pixels",
+           "motion_json", "predict_depth", "run"]
 
 #: GluonCV's depth range of the disparity output (units of the training baseline)
 MIN_DEPTH, MAX_DEPTH = 0.1, 100.0
@@ -74,22 +77,48 @@ def _open_rgb(path: str) -> Any:
         raise ValueError(f"cannot decode image {path!r}: {exc}") from None
 
 
-def _model_input(image: Any, spec: Any, ctx: Any) -> Any:
-    """The image resized to the spec's input (Lanczos), CHW in [0, 1], batch of one."""
+def model_pixels(image: Any, spec: Any) -> np.ndarray:
+    """A Pillow RGB image resized to the spec's input (Lanczos), ``(3, H, W)`` float32 in [0, 1]."""
     from PIL import Image
-
-    from gluon_hub.compat import mx
 
     height, width = spec.input.shape[1:]
     pixels = np.asarray(image.resize((width, height), Image.LANCZOS), dtype=np.float32) / 255.0
-    return mx.nd.array(pixels.transpose(2, 0, 1)[None], ctx=ctx)
+    return np.ascontiguousarray(pixels.transpose(2, 0, 1))
+
+
+def _model_input(image: Any, spec: Any, ctx: Any) -> Any:
+    """:func:`model_pixels` as an MXNet batch of one."""
+    from gluon_hub.compat import mx
+
+    return mx.nd.array(model_pixels(image, spec)[None], ctx=ctx)
+
+
+def depth_summary(disp: np.ndarray, height: int, width: int, scale: float | None) -> DepthSummary:
+    """The network's full-resolution ``(h, w)`` disparity as the disparity and depth maps at the
+    image's ``height`` and ``width`` (metres when ``scale`` is the stereo factor)."""
+    from .metrics import resize_bilinear
+
+    scaled = resize_bilinear(1.0 / disparity_to_depth(disp), height, width)
+    depth = 1.0 / scaled
+    if scale is not None:
+        depth = np.clip(depth * scale, *METRIC_RANGE)
+    return DepthSummary(scaled, depth, scale is not None)
+
+
+def draw_depth(disparity: np.ndarray, out: str) -> None:
+    """Write the colour map of ``disparity`` to ``out`` (``predict --out``)."""
+    from PIL import Image
+
+    try:
+        Image.fromarray(colorize(disparity)).save(out)
+    except ValueError as exc:  # Pillow's "unknown file extension"
+        raise ValueError(f"cannot write {out!r}: {exc}; use a .png name") from None
 
 
 def predict_depth(net: Any, spec: Any, images: Sequence[str], ctx: Any = None) -> list[DepthSummary]:
     """Each image's disparity and depth at its own size (see the module docstring)."""
     from gluon_hub.compat import mx
 
-    from .metrics import resize_bilinear
     from .specs import metric_scale
 
     ctx = ctx or mx.cpu()
@@ -99,12 +128,7 @@ def predict_depth(net: Any, spec: Any, images: Sequence[str], ctx: Any = None) -
         image = _open_rgb(path)
         outputs = net(_model_input(image, spec, ctx))
         disp = outputs[-1][0, 0].asnumpy()  # the last output is the full-resolution one
-        scaled = 1.0 / disparity_to_depth(disp)
-        scaled = resize_bilinear(scaled, image.height, image.width)
-        depth = 1.0 / scaled
-        if scale is not None:
-            depth = np.clip(depth * scale, *METRIC_RANGE)
-        results.append(DepthSummary(scaled, depth, scale is not None))
+        results.append(depth_summary(disp, image.height, image.width, scale))
     return results
 
 
@@ -114,16 +138,23 @@ def _pose(net: Any, spec: Any, images: Sequence[str], ctx: Any) -> dict[str, Any
 
     frames = [_model_input(_open_rgb(path), spec, ctx) for path in images]
     axisangle, translation = net(mx.nd.concat(*frames, dim=1))
-    return {"frames": list(images), "axisangle": axisangle[0, 0, 0].asnumpy().tolist(),
-            "translation": translation[0, 0, 0].asnumpy().tolist()}
+    return motion_json(images, axisangle.asnumpy(), translation.asnumpy())
+
+
+def motion_json(images: Sequence[str], axisangle: np.ndarray, translation: np.ndarray) -> dict[str, Any]:
+    """The pose network's ``(1, 1, 1, 3)`` outputs as ``predict --json`` prints them."""
+    return {"frames": list(images), "axisangle": axisangle[0, 0, 0].tolist(),
+            "translation": translation[0, 0, 0].tolist()}
 
 
 def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a Monodepth2 model: print each image's depth range (``--json``:
-    one object per image) and write the colour map with ``--out``; a pose network takes two frames."""
-    from ..common.prediction import network, start
+    one object per image) and write the colour map with ``--out``; a pose network takes two frames.
+    ``--runtime onnx`` runs the exported graph in :class:`~.onnx_runner.DepthEstimator` instead."""
+    from ..common.prediction import network, onnx_runner, start
 
-    pretrained, ctx = start(args, spec)
+    if args.runtime != "onnx":
+        pretrained, ctx = start(args, spec)
     if args.classes:
         raise ValueError("--classes is for classifiers; a depth model has no classes")
     posenet = spec.input.shape[0] == 6
@@ -139,16 +170,26 @@ def run(args: argparse.Namespace, spec: Any) -> int:
     for path in args.images:  # before the network is built, which takes a while
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {path!r} does not exist")
-    net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
-    net.hybridize(static_alloc=True, static_shape=True)  # every image is resized to the one input shape
+    if args.runtime == "onnx":
+        runner = onnx_runner(args, spec)
+        if posenet:
+            motion = runner.motion(*args.images)
+        else:
+            results = [summary for _, summary in runner.estimate(args.images)]
+    else:
+        net = network(spec, pretrained, args.params, ctx, {}, download=args.pretrained is not None)
+        net.hybridize(static_alloc=True, static_shape=True)  # every image is resized to the one input shape
+        if posenet:
+            motion = _pose(net, spec, args.images, ctx)
+        else:
+            results = predict_depth(net, spec, args.images, ctx)
     if posenet:
-        motion = _pose(net, spec, args.images, ctx)
         print(json.dumps(motion) if args.json else
               "axis-angle " + " ".join(f"{v:.6f}" for v in motion["axisangle"])
               + "\ntranslation " + " ".join(f"{v:.6f}" for v in motion["translation"]))
         sys.stdout.flush()
         return 0
-    for path, result in zip(args.images, predict_depth(net, spec, args.images, ctx)):
+    for path, result in zip(args.images, results):
         summary = result.as_json()
         height, width = result.depth.shape
         if args.json:
@@ -158,11 +199,6 @@ def run(args: argparse.Namespace, spec: Any) -> int:
             print(f"{path}: depth min {summary['min']:.3f}  median {summary['median']:.3f}  "
                   f"max {summary['max']:.3f} {unit}")
         if args.out:
-            from PIL import Image
-
-            try:
-                Image.fromarray(colorize(result.disparity)).save(args.out)
-            except ValueError as exc:  # Pillow's "unknown file extension"
-                raise ValueError(f"cannot write {args.out!r}: {exc}; use a .png name") from None
+            draw_depth(result.disparity, args.out)
     sys.stdout.flush()
     return 0

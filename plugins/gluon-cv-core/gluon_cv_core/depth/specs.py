@@ -49,6 +49,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["backbone"], "kitti", row["supervision"].replace("+", "-")),
+        runner="gluon_cv_core.depth.onnx_runner:DepthEstimator",
     )
 
 

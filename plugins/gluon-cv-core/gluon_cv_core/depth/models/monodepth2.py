@@ -30,7 +30,7 @@ from ...common.backbones.resnetv1b import resnet_v1b
 from ...common.blocks import HybridBlock, nn
 
 __all__ = ["DepthDecoder", "MonoDepth2", "MonoDepth2PoseNet", "PoseDecoder", "ResnetEncoder", "monodepth2",
-           "monodepth2_posenet", "BACKBONES", "STRIDE"]
+           "monodepth2_posenet", "scale_disparity_heads", "BACKBONES", "STRIDE"]
 
 #: backbone name -> (ResNet depth, V1 variant). GluonCV 0.10 also lists V1s encoders of 50 to 152
 #: layers, but their 128-channel stem does not fit its decoder (built for 64), so they cannot run
@@ -234,6 +234,34 @@ class MonoDepth2(_CheckedInput):
 
     def hybrid_forward(self, F, x):
         return self.decoder(self.encoder(x))
+
+
+def scale_disparity_heads(net: MonoDepth2, x: Any, largest: float = 10.0) -> float:
+    """Scale the initialised ``net``'s disparity heads so that the largest |logit| before their
+    sigmoid is ``largest`` on the batch ``x``; returns the factor applied.
+
+    Random He weights put those logits in the hundreds, where the sigmoid saturates and its
+    float32 rounding near 0 and 1 is all a comparison sees; a trained model's stay within about
+    10. The heads are the decoder's last convolutions (only the sigmoid reads them), so scaling
+    their weight and bias scales the logits exactly; they are measured with the heads first
+    shrunk 1e4 times, where the sigmoid is far from saturation and inverts precisely. Used
+    where random weights must behave like trained ones: the ONNX portability measurement and
+    the runner tests.
+    """
+    import numpy as np
+
+    if not isinstance(net, MonoDepth2):
+        raise TypeError(f"scale_disparity_heads takes a Monodepth2 depth network, not {type(net).__name__}")
+    heads = [net.decoder.decoder[i] for i in net.decoder._head_index.values()]
+    params = [p for head in heads for p in head.collect_params().values()]
+    for param in params:
+        param.set_data(param.data() * 1e-4)
+    outputs = net(x if isinstance(x, mx.nd.NDArray) else mx.nd.array(x))
+    logits = [np.log(o / (1 - o)) for o in (out.asnumpy().astype(np.float64) for out in outputs)]
+    factor = largest / max(float(np.abs(logit).max()) for logit in logits)
+    for param in params:
+        param.set_data(param.data() * factor)
+    return factor * 1e-4
 
 
 class MonoDepth2PoseNet(_CheckedInput):
