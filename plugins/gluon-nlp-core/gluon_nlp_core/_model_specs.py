@@ -218,6 +218,7 @@ _ARCHITECTURES: dict[str, dict] = {
         task="machine-translation",
         factory=f"{_MODELS}.transformer:transformer_en_de_512",
         export_graphs=f"{_GRAPHS}:transformer_graphs",
+        runner="gluon_nlp_core.onnx_runner:Translator",
         input=_TOKENS,
         extra_inputs=(_TOKENS,),  # teacher-forced target; valid lengths are optional
         output_shape=(None, _WMT2014_VOCAB),

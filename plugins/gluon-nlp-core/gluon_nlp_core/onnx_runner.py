@@ -29,7 +29,7 @@ from .text.pretrained import load_vocab
 from .text.tokenizers import BERTTokenizer
 from .text.vocab import Vocab
 
-__all__ = ["TextEncoder", "TextGenerator"]
+__all__ = ["TextEncoder", "TextGenerator", "Translator"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -285,3 +285,146 @@ class TextGenerator:
         new = self.generate_ids(self.encode(prompt), max_new_tokens, top_k=top_k, temperature=temperature,
                                 seed=seed)
         return self.decode(new[:-1] if new[-1] == self.eos_id else new)
+
+
+#: The score of a candidate that must never be chosen, as the MXNet beam search uses it.
+_NEVER = np.float32(-1e18)
+
+
+def _log_softmax(scores: np.ndarray) -> np.ndarray:
+    """``log_softmax`` over the last axis in float32, as MXNet computes the step's scores."""
+    shifted = scores.astype(np.float32) - scores.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+class Translator:
+    """The Transformer exported as its ``encoder`` and ``decoder_step`` graphs: greedy or
+    beam-search translation that gives the tokens ``TransformerNMT.translate`` gives.
+
+    The decoder step reruns over the whole target prefix, as the MXNet model's beam search
+    does; beam 1 is greedy, a larger beam keeps the ``beam_size`` best hypotheses under
+    GNMT's length penalty ``((K + t) / (K + 1)) ** alpha`` (GluonNLP 0.10's
+    ``BeamSearchTranslator``), ending at EOS or after ``max_length`` tokens.
+    """
+
+    graphs = ("encoder", "decoder_step")
+
+    def __init__(self, sessions: dict[str, Session], spec: Any, *, vocab: Vocab | str | None = None,
+                 max_length: int | None = None) -> None:
+        from .translate import special_ids
+
+        self.encoder_session = _session(sessions, "encoder", spec)
+        self.step_session = _session(sessions, "decoder_step", spec)
+        self.session = self.encoder_session
+        self.spec = spec
+        self.vocab = _vocabulary(spec, vocab)
+        self.bos_id, self.eos_id, self.pad_id = special_ids(self.vocab)
+        #: The source positions the encoder has (the spec's ``max_length:N`` tag, or ``max_length=``).
+        self.max_source = _max_length(spec, max_length)
+
+    def translate_ids(self, sources: Sequence[Sequence[int]], beam_size: int = 4, alpha: float = 0.6,
+                      K: float = 5.0, max_length: int = 100) -> np.ndarray:
+        """Translations of a batch of source ids (each ending with EOS) as ``(batch, <= max_length)``
+        ids, each row ended by EOS (and padded with it) once the model emits it."""
+        if beam_size < 1 or max_length < 1:
+            raise ValueError(f"beam_size and max_length must be at least 1, got {beam_size} and {max_length}")
+        if not sources:
+            raise ValueError("give at least one source sentence")
+        width = max(len(row) for row in sources)
+        if width > self.max_source:
+            raise ValueError(f"a source has {width} ids; the model reads at most {self.max_source}")
+        src = np.full((len(sources), width), self.pad_id, np.int32)
+        for row, ids in enumerate(sources):
+            src[row, :len(ids)] = ids
+        lengths = np.array([len(row) for row in sources], np.float32)
+        (memory,) = self.encoder_session.run(src, lengths)
+        if beam_size == 1:
+            return self._greedy(memory, lengths, max_length)
+        return self._beam_search(memory, lengths, beam_size, alpha, K, max_length)
+
+    def _greedy(self, memory: np.ndarray, lengths: np.ndarray, max_length: int) -> np.ndarray:
+        tokens = np.full((len(memory), 1), self.bos_id, np.int32)
+        done = np.zeros(len(memory), bool)
+        for _ in range(max_length):
+            (scores,) = self.step_session.run(tokens, memory, lengths)
+            step = np.where(done, self.eos_id, scores.argmax(axis=-1)).astype(np.int32)
+            tokens = np.concatenate([tokens, step[:, None]], axis=1)
+            done |= step == self.eos_id
+            if done.all():
+                break
+        return tokens[:, 1:]
+
+    def _beam_search(self, memory: np.ndarray, lengths: np.ndarray, beam: int, alpha: float, K: float,
+                     max_length: int) -> np.ndarray:
+        """The best beam of each row, as the plugin's ``BeamSearchSampler`` ranks them: a
+        finished beam competes with its final score against every live continuation."""
+        batch = len(memory)
+        memory, lengths = np.repeat(memory, beam, axis=0), np.repeat(lengths, beam, axis=0)
+        step_input = np.full(batch * beam, self.bos_id, np.int32)
+        seen = step_input[:, None]  # a placeholder first column, as the MXNet decoder's state
+        samples = step_input.reshape(batch, beam, 1)
+        valid_length = np.ones((batch, beam), np.int32)
+        alive = np.ones((batch, beam), bool)
+        scores = np.zeros((batch, beam), np.float32)
+        scores[:, 1:] = _NEVER  # one live copy of the start, not beam copies of it
+        row_base = np.arange(0, batch * beam, beam)[:, None]
+        for step in range(1, max_length + 1):
+            seen = np.concatenate([seen, step_input[:, None]], axis=1)
+            (out,) = self.step_session.run(np.ascontiguousarray(seen[:, 1:]), memory, lengths)
+            vocab = out.shape[-1]
+            # the scores are kept divided by the last step's penalty: multiplied back first
+            previous = scores * self._penalty(step - 1, alpha, K) if step > 1 else scores
+            candidates = (_log_softmax(out).reshape(batch, beam, vocab) + previous[:, :, None]) / self._penalty(
+                step, alpha, K)
+            candidates = np.where(alive[:, :, None], candidates, _NEVER)
+            finished = np.where(alive, _NEVER, scores)
+            pool = np.concatenate([candidates.reshape(batch, beam * vocab), finished], axis=1)
+            index = np.argsort(-pool, axis=1, kind="stable")[:, :beam]
+            scores = np.take_along_axis(pool, index, axis=1)
+            kept = index >= beam * vocab
+            word = index % vocab
+            rows = (np.where(kept, index - beam * vocab, index // vocab) + row_base).reshape(-1)
+            chosen = np.where(kept, -1, word).astype(np.int32)
+            samples = np.concatenate([samples.reshape(batch * beam, -1)[rows], chosen.reshape(-1, 1)],
+                                     axis=1).reshape(batch, beam, -1)
+            valid_length = valid_length.reshape(-1)[rows].reshape(batch, beam) + 1 - kept
+            seen, memory, lengths = seen[rows], memory[rows], lengths[rows]
+            alive = alive.reshape(-1)[rows].reshape(batch, beam) & (chosen != self.eos_id)
+            step_input = np.maximum(chosen, 0).reshape(-1)
+            if not alive.any():
+                break
+        else:  # beams still open at the limit end with EOS
+            samples = np.concatenate([samples, np.where(alive, self.eos_id, -1)[:, :, None]], axis=2)
+            valid_length = valid_length + alive
+        width = min(int(valid_length[:, 0].max()) - 1, max_length)
+        best = samples[:, 0, 1:1 + width]
+        return np.where(best < 0, self.eos_id, best).astype(np.int32)
+
+    @staticmethod
+    def _penalty(step: int, alpha: float, K: float) -> np.float32:
+        """GNMT's length penalty in float32, in the MXNet scorer's order of operations."""
+        return np.float32(np.float32(np.float32(K) + np.float32(step)) ** np.float32(alpha)
+                          / np.float32((K + 1) ** alpha))
+
+    def translate_subwords(self, lines: Sequence[str], beam_size: int = 4, alpha: float = 0.6, K: float = 5.0,
+                           max_length: int = 100, batch_size: int = 16) -> list[list[str]]:
+        """The subwords of each BPE-tokenized line's translation, batched as the MXNet command batches."""
+        from .translate import source_batch, target_subwords
+
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        found: list[list[str]] = []
+        for start in range(0, len(lines), batch_size):
+            ids, _ = source_batch(self.vocab, lines[start:start + batch_size], self.max_source, start + 1)
+            tokens = self.translate_ids(ids, beam_size, alpha, K, max_length)
+            found += [target_subwords(self.vocab, row) for row in tokens]
+        return found
+
+    def translate(self, lines: Sequence[str], beam_size: int = 4, alpha: float = 0.6, K: float = 5.0,
+                  max_length: int = 100, batch_size: int = 16) -> list[str]:
+        """Each BPE-tokenized line translated, its subwords joined (``gluon-hub translate-text``)."""
+        from .translate import detokenize
+
+        if isinstance(lines, str):
+            raise TypeError("lines is a sequence of strings; wrap one sentence in a list")
+        return [detokenize(s) for s in self.translate_subwords(lines, beam_size, alpha, K, max_length, batch_size)]

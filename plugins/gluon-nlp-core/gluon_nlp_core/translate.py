@@ -15,15 +15,23 @@ the cache or on a local mirror; ``--pretrained [TAG]`` downloads them (TAG picks
 ``--params FILE`` loads your own, and ``--random-weights`` tries the command on an untrained
 network (its output is then meaningless). ``--vocab FILE`` replaces the published vocabulary by a JSON one
 (``Vocab.to_json``, GluonNLP's format); the network is then built for its size.
+
+``--runtime onnx`` translates without MXNet: the Transformer's exported ``encoder`` and
+``decoder_step`` graphs (``--model-file FILE``, the path given to ``gluon_hub.export``; else
+the files ``gluon-hub convert`` wrote, found by model name through the cache) in onnxruntime,
+with the same greedy and beam search (:class:`gluon_nlp_core.onnx_runner.Translator`), so
+the tokens are the MXNet runtime's. ``--json`` prints ``{"source", "translation",
+"subwords"}`` a line, the same for both runtimes.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 #: GluonNLP's subword continuation mark: "Gut@@ en" is one word.
 _BPE_MARK = "@@"
@@ -53,7 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=int, default=100,
                    help="most output subwords per sentence (default 100)")
     p.add_argument("--batch-size", type=int, default=16, help="sentences per batch (default 16)")
-    p.add_argument("--ctx", default="cpu", help="device: cpu or gpuN (default cpu)")
+    p.add_argument("--ctx", default="cpu", help="device: cpu or gpuN (default cpu; MXNet runtime)")
+    p.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
+                   help="mxnet (default) or onnx: the exported encoder and decoder-step graphs in "
+                   "onnxruntime, without MXNet (the same tokens)")
+    p.add_argument("--model-file", type=Path, metavar="FILE.onnx",
+                   help="onnx runtime: the path given to gluon_hub.export (FILE-encoder.onnx and "
+                   "FILE-decoder_step.onnx beside it); default the files gluon-hub convert wrote, "
+                   "found through the cache")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object a line: the source, its translation and the subwords, "
+                   "the same for both runtimes")
     return p
 
 
@@ -68,34 +86,61 @@ def detokenize(subwords: Sequence[str]) -> str:
     return " ".join(subwords).replace(_BPE_MARK + " ", "").removesuffix(_BPE_MARK)
 
 
-def translate_lines(net: Any, vocab: Any, lines: Sequence[str], beam_size: int = 4,
-                    alpha: float = 0.6, K: float = 5.0, max_length: int = 100,
-                    batch_size: int = 16, ctx: Any = None) -> list[str]:
-    """Translate BPE-tokenized ``lines`` with a :class:`TransformerNMT` and its vocabulary."""
-    from gluon_hub.compat import mx
-
-    ctx = ctx or mx.cpu()
+def special_ids(vocab: Any) -> tuple[int, int, int]:
+    """The vocabulary's BOS, EOS and padding ids; translation starts with BOS and ends with EOS."""
     for name in ("bos_token", "eos_token"):
         if getattr(vocab, name, None) is None:
             raise ValueError(f"the vocabulary has no {name}; translation starts with BOS and "
                              "ends with EOS: use the model's vocabulary")
-    bos, eos, pad = vocab[vocab.bos_token], vocab[vocab.eos_token], vocab[vocab.padding_token]
-    limit = net.encoder._max_length
-    outputs: list[str] = []
+    return vocab[vocab.bos_token], vocab[vocab.eos_token], vocab[vocab.padding_token]
+
+
+def source_batch(vocab: Any, lines: Sequence[str], limit: int, first: int = 1) -> tuple[list[list[int]], int]:
+    """The ids of BPE-tokenized ``lines`` with EOS appended, and the width of the longest.
+
+    ``limit`` is the most positions the encoder has; ``first`` numbers the first line in
+    the error that names a sentence too long for it.
+    """
+    eos = special_ids(vocab)[1]
+    ids = [vocab[line.split()] + [eos] for line in lines]
+    for i, row in enumerate(ids, first):
+        if len(row) > limit:
+            raise ValueError(f"sentence {i} has {len(row) - 1} subwords; the model reads at "
+                             f"most {limit - 1} (plus EOS): split it")
+    return ids, max(len(row) for row in ids)
+
+
+def target_subwords(vocab: Any, row: Sequence[int]) -> list[str]:
+    """The subwords of one translation's ids, up to its first EOS."""
+    eos = special_ids(vocab)[1]
+    row = [int(t) for t in row]
+    return vocab.to_tokens(row[:row.index(eos)] if eos in row else row)
+
+
+def translate_lines(net: Any, vocab: Any, lines: Sequence[str], beam_size: int = 4,
+                    alpha: float = 0.6, K: float = 5.0, max_length: int = 100,
+                    batch_size: int = 16, ctx: Any = None) -> list[str]:
+    """Translate BPE-tokenized ``lines`` with a :class:`TransformerNMT` and its vocabulary."""
+    return [detokenize(s) for s in translate_subwords(net, vocab, lines, beam_size, alpha, K, max_length,
+                                                      batch_size, ctx)]
+
+
+def translate_subwords(net: Any, vocab: Any, lines: Sequence[str], beam_size: int = 4,
+                       alpha: float = 0.6, K: float = 5.0, max_length: int = 100,
+                       batch_size: int = 16, ctx: Any = None) -> list[list[str]]:
+    """:func:`translate_lines` before the subwords are joined."""
+    from gluon_hub.compat import mx
+
+    ctx = ctx or mx.cpu()
+    bos, eos, pad = special_ids(vocab)
+    outputs: list[list[str]] = []
     for start in range(0, len(lines), batch_size):
-        ids = [vocab[line.split()] + [eos] for line in lines[start:start + batch_size]]
-        for i, row in enumerate(ids, start + 1):
-            if len(row) > limit:
-                raise ValueError(f"sentence {i} has {len(row) - 1} subwords; the model reads at "
-                                 f"most {limit - 1} (plus EOS): split it")
-        width = max(len(row) for row in ids)
+        ids, width = source_batch(vocab, lines[start:start + batch_size], net.encoder._max_length, start + 1)
         src = mx.nd.array([row + [pad] * (width - len(row)) for row in ids], ctx=ctx)
         lengths = mx.nd.array([len(row) for row in ids], ctx=ctx)
         tokens = net.translate(src, bos, eos, lengths, max_length=max_length,
                                beam_size=beam_size, alpha=alpha, K=K).asnumpy().astype(int)
-        for row in tokens:
-            ended = list(row).index(eos) if eos in row else len(row)
-            outputs.append(detokenize(vocab.to_tokens([int(t) for t in row[:ended]])))
+        outputs += [target_subwords(vocab, row) for row in tokens]
     return outputs
 
 
@@ -141,6 +186,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise FileNotFoundError(f"no input file {str(args.input)!r}")
     if args.params is not None and not args.params.is_file():
         raise FileNotFoundError(f"no parameters file {str(args.params)!r}")
+    if args.runtime == "onnx":
+        translate = _onnx_translator(args)
+    else:
+        if args.model_file is not None:
+            raise ValueError("--model-file applies to --runtime onnx; the MXNet runtime takes --params FILE")
+        translate = _mxnet_translator(args)
+    text = args.input.read_text("utf-8") if args.input else None
+    lines = args.sentences or (text if text is not None else sys.stdin.read()).splitlines()
+    for line, subwords in zip(lines, translate(lines)):
+        if args.json:
+            print(json.dumps({"source": line, "translation": detokenize(subwords), "subwords": subwords},
+                             ensure_ascii=False))
+        else:
+            print(detokenize(subwords))
+    sys.stdout.flush()
+    return 0
+
+
+def _missing_offline(args: argparse.Namespace, label: str, options: str) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"{label} ({args.model!r}) is not in the cache or on a local mirror, and translate-text "
+        f"downloads only when asked: pass --pretrained to download {options}")
+
+
+def _mxnet_translator(args: argparse.Namespace) -> Callable[[Sequence[str]], list[list[str]]]:
+    """The MXNet model with its weights and vocabulary, as a function of the lines."""
     import gluon_hub
     from gluon_hub.cache import OfflineMissError, offline
     from gluon_hub.compat import mx
@@ -156,17 +227,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OfflineMissError as missing:
         if args.pretrained is not None:  # asked to download, but GLUON_HUB_OFFLINE=1 forbids it
             raise
-        raise FileNotFoundError(
-            f"{missing.label} ({args.model!r}) is not in the cache or on a local "
-            "mirror, and translate-text downloads only when asked: pass --pretrained to download the "
-            "weights and vocabulary, or --params FILE / --random-weights with --vocab FILE.json"
-        ) from None
+        raise _missing_offline(args, missing.label, "the weights and vocabulary, or --params FILE / "
+                               "--random-weights with --vocab FILE.json") from None
     if args.params is not None:
         net.load_parameters(str(args.params), ctx=ctx)
-    text = args.input.read_text("utf-8") if args.input else None
-    lines = args.sentences or (text if text is not None else sys.stdin.read()).splitlines()
-    for line in translate_lines(net, vocab, lines, args.beam_size, args.alpha, args.K,
-                                args.max_length, args.batch_size, ctx):
-        print(line)
-    sys.stdout.flush()
-    return 0
+    return lambda lines: translate_subwords(net, vocab, lines, args.beam_size, args.alpha, args.K,
+                                            args.max_length, args.batch_size, ctx)
+
+
+def _onnx_translator(args: argparse.Namespace) -> Callable[[Sequence[str]], list[list[str]]]:
+    """The exported graphs in onnxruntime (``gluon_nlp_core.onnx_runner.Translator``), no MXNet."""
+    import gluon_hub
+    import gluon_hub.runtime
+    from gluon_hub.cache import OfflineMissError, offline
+
+    for given, option in ((args.params, "--params"), (args.random_weights, "--random-weights"),
+                          (args.ctx != "cpu", "--ctx")):
+        if given:
+            raise ValueError(f"{option} applies to the MXNet runtime; --runtime onnx runs the exported graphs "
+                             "(--model-file FILE, else the converted files found by model name)")
+    spec = gluon_hub.info(args.model)
+    if spec.task != "machine-translation":
+        raise ValueError(f"{spec.qualified_name!r} is a {spec.task} model; translate-text needs a "
+                         "machine-translation model such as transformer_en_de_512")
+    if args.vocab is not None and not args.vocab.is_file():
+        raise FileNotFoundError(f"no vocabulary file {str(args.vocab)!r}")
+    from .text.vocab import Vocab
+
+    vocab = Vocab.from_json(args.vocab.read_text("utf-8")) if args.vocab is not None else None
+    tag = args.pretrained if isinstance(args.pretrained, str) else None
+    try:
+        with contextlib.nullcontext() if args.pretrained is not None else offline():
+            runner = gluon_hub.runtime.load(args.model, args.model_file, tag=tag, vocab=vocab)
+    except OfflineMissError as missing:
+        if args.pretrained is not None:
+            raise
+        raise _missing_offline(args, missing.label, "the converted graphs and the vocabulary, or give "
+                               "--model-file FILE and --vocab FILE.json") from None
+    return lambda lines: runner.translate_subwords(lines, args.beam_size, args.alpha, args.K, args.max_length,
+                                                   args.batch_size)
