@@ -24,3 +24,16 @@ def test_monodepth2_depth_exports(onnx_matches_mxnet):
 def test_monodepth2_pose_network_exports(onnx_matches_mxnet):
     print("monodepth2 posenet", onnx_matches_mxnet("monodepth2_resnet18_posenet_kitti_mono_640x192",
                                                    [(1, 6, 64, 96), (2, 6, 96, 128)]))
+
+
+def test_monodepth2_row_is_measured_with_trained_like_heads():
+    """The portability measurement scales the disparity heads (TRAINED_LIKE): with plain random
+    weights the saturated sigmoid differs by up to 1.0 of its scale and the row was blocked."""
+    from gluon_hub_deploy._measure import TRAINED_LIKE, measure
+
+    name = "monodepth2_resnet18_kitti_stereo_640x192"
+    assert gluon_hub.info(name).factory in TRAINED_LIKE
+    row = measure(name)
+    assert row.status == "exportable", row.blocker
+    assert row.max_rel_diff is not None and row.max_rel_diff <= 1e-4
+    assert row.input_shapes == ((None, 3, None, None),)
