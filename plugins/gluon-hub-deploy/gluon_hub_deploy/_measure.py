@@ -38,6 +38,13 @@ _FREE = 16
 #: exact, linear rescalings of layers nothing but the output reads belong here.
 TRAINED_LIKE = {
     "gluon_cv_core.depth.models.monodepth2:monodepth2": "gluon_cv_core.depth.models.monodepth2:scale_disparity_heads",
+    # R-CNNs: saturated scores make top-k and NMS choose among ties, huge offsets put boxes at 1e5
+    # pixels; RPN, class, box (and mask) heads are scaled to a trained detector's output range
+    **dict.fromkeys(("gluon_cv_core.detection.models.faster_rcnn:faster_rcnn",
+                     "gluon_cv_core.detection.models.faster_rcnn:custom_faster_rcnn_fpn",
+                     "gluon_cv_core.detection.models.doublehead_rcnn:doublehead_rcnn",
+                     "gluon_cv_core.detection.models.mask_rcnn:mask_rcnn"),
+                    "gluon_cv_core.detection.models.faster_rcnn:scale_rcnn_heads"),
 }
 
 

@@ -104,3 +104,30 @@ def test_detector_exports_by_name(tmp_path, name, sizes, moved):
         for column in (slice(1, 2), slice(2, 6)):  # scores, boxes: within 1e-4 of their scale
             scale = np.abs(expected[:, column]).max()
             assert np.abs(got[:, column] - expected[:, column]).max() <= 1e-4 * scale
+
+
+@pytest.mark.slow  # ResNet-50 Faster R-CNN through MXNet, the export and onnxruntime: about 90 s on two cores
+@pytest.mark.portability
+def test_faster_rcnn_detections_match_with_trained_like_heads(tmp_path):
+    """With the heads scaled as trained ones are (scale_rcnn_heads, what the portability measurement
+    uses), onnxruntime keeps the same detections as MXNet: the same count above each score
+    threshold, the same classes, scores and boxes within 1e-4 of their scale."""
+    from gluon_cv_core.detection.models.faster_rcnn import scale_rcnn_heads
+    from gluon_hub_deploy._measure import _as_detections, _relative_difference
+
+    net = gluon_hub.load("faster_rcnn_resnet50_v1b_voc")
+    net.initialize(random_initializer(), force_reinit=True)
+    x = np.random.default_rng(0).uniform(-1, 1, size=(1, 3, 256, 256)).astype(np.float32)
+    scale_rcnn_heads(net, x)
+    net.hybridize()
+    expected = [o.asnumpy() for o in net(mx.nd.array(x))]
+    session = _session(net, tmp_path / "faster_rcnn.onnx", x.shape)
+    got = session.run(None, {session.get_inputs()[0].name: x})
+    kept = expected[0] >= 0
+    assert np.abs(expected[2][kept[..., 0]]).max() < 1e3  # sane boxes, not 1e5 pixels
+    sets = _as_detections(expected), _as_detections(got)
+    for threshold in (0.05, 0.1, 0.3):
+        counts = [int((s[1] >= threshold).sum()) for s in sets]
+        assert counts[0] == counts[1] and counts[0] >= 10, (threshold, counts)
+    np.testing.assert_array_equal(sets[0][0], sets[1][0])
+    assert _relative_difference(expected, got, detections=True) <= 1e-4

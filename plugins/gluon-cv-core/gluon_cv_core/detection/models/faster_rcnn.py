@@ -516,4 +516,52 @@ def custom_faster_rcnn_fpn(classes: Sequence[str] | str = "voc", base_network_na
 
 
 __all__ = ["CONFIGS", "CUSTOM_FPN", "CUSTOM_FPN_BASES", "FasterRCNN", "RCNNTargetSampler", "custom_faster_rcnn_fpn",
-           "faster_rcnn", "rcnn_targets"]
+           "faster_rcnn", "rcnn_targets", "scale_rcnn_heads"]
+
+#: the largest |output| each head is scaled to by :func:`scale_rcnn_heads`: score logits within 8
+#: (a trained detector's are), box offsets within 1 (RPN, anchors' units) and 2 (the region
+#: head's, divided by its 0.1/0.2 standard deviations), mask logits within 8
+_HEAD_RANGES = (("rpn score", 8.0), ("rpn loc", 1.0), ("class", 8.0), ("box", 2.0), ("mask", 8.0))
+
+
+def scale_rcnn_heads(net: FasterRCNN, x: Any) -> dict[str, float]:
+    """Scale the initialised ``net``'s output heads (RPN scores and offsets, class scores, box
+    offsets, Mask R-CNN's mask logits) so that on the batch ``x`` each one's largest |output| is
+    in a trained detector's range (:data:`_HEAD_RANGES`); returns each head's factor.
+
+    Random He weights through a ResNet make these outputs huge: the scores saturate, so top-k
+    and NMS choose among ties, and exponentiated offsets put boxes at 1e5 pixels or infinity,
+    so a comparison of two runtimes measures float32 rounding in ties. Each head is a linear
+    layer nothing else reads, so scaling its weight and bias scales its output exactly; the RPN
+    is scaled first, since its proposals decide what the region heads see. Used by the ONNX
+    portability measurement (``gluon_hub_deploy._measure.TRAINED_LIKE``) and the runner tests.
+    """
+    if not isinstance(net, FasterRCNN):
+        raise TypeError(f"scale_rcnn_heads takes a Faster or Mask R-CNN, not {type(net).__name__}")
+    rpn = getattr(net.rpn, "rpn_head", net.rpn)
+    mask = getattr(getattr(net, "mask", None), "mask", None)
+    blocks = {"rpn score": rpn.score, "rpn loc": rpn.loc, "class": net.class_predictor, "box": net.box_predictor,
+              "mask": mask}
+    data = x if isinstance(x, mx.nd.NDArray) else mx.nd.array(x)
+    hybridized = net._active
+    net.hybridize(False)  # forward hooks see the heads' outputs only when the network runs imperatively
+    factors: dict[str, float] = {}
+    try:
+        for stage in (("rpn score", "rpn loc"), ("class", "box", "mask")):
+            largest: dict[str, float] = {}
+            hooks = [blocks[key].register_forward_hook(
+                lambda _block, _inputs, out, key=key: largest.__setitem__(
+                    key, max(largest.get(key, 0.0), float(out.abs().max().asscalar()))))
+                for key in stage if blocks[key] is not None]
+            net(data)
+            for hook in hooks:
+                hook.detach()
+            for key, target in _HEAD_RANGES:
+                if key in largest and largest[key] > 0:
+                    factors[key] = target / largest[key]
+                    for param in blocks[key].collect_params().values():
+                        param.set_data(param.data() * factors[key])
+    finally:
+        if hybridized:
+            net.hybridize()
+    return factors
