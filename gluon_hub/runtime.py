@@ -232,7 +232,8 @@ def load(
     that lists ``graphs`` (a model exported as several graphs through its spec's
     ``export_graphs``: GPT-2's prompt and cached step) gets a ``{graph: Session}`` dict in
     place of the session, each from the file ``gluon_hub.export(name, model_file)`` wrote
-    for that graph beside ``model_file``: ``{stem}-{graph}{suffix}``.
+    for that graph beside ``model_file`` (``{stem}-{graph}{suffix}``), or without
+    ``model_file`` the one ``gluon-hub convert`` published as ``TAG-{graph}.onnx``.
     """
     from ._api import info
     from ._factory import import_object
@@ -244,7 +245,7 @@ def load(
     factory = import_object(spec.runner, f"the ONNX runner of model {spec.qualified_name!r}")
     graphs: tuple[str, ...] = tuple(getattr(factory, "graphs", ()))
     if graphs:
-        return factory(_graph_sessions(spec, graphs, model_file, providers, threads), spec, **options)
+        return factory(_graph_sessions(spec, graphs, model_file, providers, threads, tag, index), spec, **options)
     if model_file is None:
         from .publishing import fetch_converted
 
@@ -266,16 +267,23 @@ def _graph_sessions(
     model_file: str | os.PathLike[str] | None,
     providers: Sequence[str | tuple[str, dict[str, Any]]] | None,
     threads: int | None,
+    tag: str | None = None,
+    index: str | os.PathLike[str] | None = None,
 ) -> dict[str, Session]:
     """A session per graph a runner needs, from the files ``gluon_hub.export`` names after
-    ``model_file``; ``gluon-hub convert`` publishes single graphs only, so a file is needed."""
-    export = f"gluon_hub.export({spec.name!r}, {str(model_file or 'NAME.onnx')!r}, format=\"onnx\")"
+    ``model_file``, else from the ones ``gluon-hub convert`` published (``TAG-GRAPH.onnx``)."""
     if model_file is None:
-        raise ValueError(f"model {spec.qualified_name!r} runs as the exported graphs {', '.join(graphs)}; "
-                         f"pass model_file, the path given to {export} where MXNet is installed "
-                         "(it writes a file per graph beside it)")
-    base = Path(model_file).expanduser()
-    files = {graph: base.with_name(f"{base.stem}-{graph}{base.suffix}") for graph in graphs}
+        from .publishing import fetch_converted
+        from .publishing._converted import find_converted
+
+        # every graph from the one conversion: the tag the first graph is found under
+        first = find_converted(spec.qualified_name, "onnx", tag, index=index, graph=graphs[0])
+        base = first.tag[: -len(f"-{graphs[0]}.onnx")]
+        return {graph: open_session(fetch_converted(spec.qualified_name, "onnx", base, index=index, graph=graph),
+                                    providers=providers, threads=threads) for graph in graphs}
+    export = f"gluon_hub.export({spec.name!r}, {str(model_file)!r}, format=\"onnx\")"
+    base_file = Path(model_file).expanduser()
+    files = {graph: base_file.with_name(f"{base_file.stem}-{graph}{base_file.suffix}") for graph in graphs}
     missing = [str(f) for f in files.values() if not f.is_file()]
     if missing:
         raise FileNotFoundError(f"model {spec.qualified_name!r} runs as the graphs {', '.join(graphs)}, but "

@@ -71,13 +71,16 @@ def _variants(name: str, from_dir: Path | None) -> tuple[str, tuple[WeightVarian
     from ..errors import UnknownNameError
 
     index = from_dir / "weights.json" if from_dir is not None else None
-    published = weights_from_index(index).get(name, ()) if index is not None and index.is_file() else ()
+    entries = weights_from_index(index) if index is not None and index.is_file() else {}
+    published = entries.get(name, ())
     try:
         spec = info(name)
     except UnknownNameError:
         if not published:
             raise
         return name, published
+    # convert and publish key the index by the spec's plain name, also when asked as plugin/name
+    published = published or entries.get(spec.name, ())
     tags = {v.tag for v in spec.weights}
     return spec.qualified_name, spec.weights + tuple(v for v in published if v.tag not in tags)
 

@@ -52,23 +52,35 @@ def find_converted(
     *,
     index: str | os.PathLike[str] | None = None,
     root: str | os.PathLike[str] | None = None,
+    graph: str | None = None,
 ) -> WeightVariant:
     """The index entry of ``name``'s converted file; see :func:`fetch_converted`."""
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; converted files are {', '.join(FORMATS)}")
     suffix = FORMATS[format]
+    if graph is not None and format != "onnx":
+        raise ValueError(f"graph={graph!r} names one of a model's ONNX graphs; {format} files hold no graph")
+    # one of several graphs is tagged TAG-GRAPH.onnx, as convert writes it
+    ending = f"-{graph}{suffix}" if graph is not None else suffix
+    base = tag[: -len(suffix)] if tag is not None and tag.endswith(suffix) else tag
     found = _candidates(name, index, root)
-    matching = [v for _, v in found if (v.file.filename or "").endswith(suffix)
-                and (tag is None or v.tag in (tag, f"{tag}{suffix}"))]
+    if graph is None:
+        tags = None if base is None else (base, f"{base}{suffix}")
+        matching = [v for _, v in found if (v.file.filename or "").endswith(suffix) and (tags is None or v.tag in tags)]
+    else:
+        matching = [v for _, v in found if (v.file.filename or "").endswith(suffix) and v.tag.endswith(ending)
+                    and (base is None or v.tag == f"{base}{ending}")]
     if matching:
         return matching[0]
     wanted = f"tagged {tag!r} " if tag is not None else ""
+    what = f"{format} file of graph {graph!r}" if graph is not None else f"{format} file"
     known = ", ".join(dict.fromkeys(f"{v.tag} ({where})" for where, v in found)) or "none"
     raise KeyError(
-        f"no {format} file {wanted}is known for model {name!r} (entries found: {known}); convert it "
+        f"no {what} {wanted}is known for model {name!r} (entries found: {known}); convert it "
         f"where MXNet is installed (gluon-hub convert {name} --pretrained -o DIR"
         f"{' --format ' + format if format != 'onnx' else ''}), then bundle it (gluon-hub bundle "
-        f"{name}:default{suffix} --from-dir DIR -o FILE) and 'gluon-hub import FILE' here, or pass "
+        f"{name}:default{ending}{' and the other graphs' if graph is not None else ''} --from-dir DIR -o FILE) "
+        "and 'gluon-hub import FILE' here, or pass "
         "index=DIR/weights.json with the folder served as a mirror"
     )
 
@@ -81,6 +93,7 @@ def fetch_converted(
     index: str | os.PathLike[str] | None = None,
     root: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    graph: str | None = None,
 ) -> Path:
     """The verified local path of a model's converted file, found by the model's name.
 
@@ -98,6 +111,8 @@ def fetch_converted(
     index : a ``weights.json`` (or the folder holding it) that ``gluon-hub convert`` wrote.
     root : the cache to use (default ``GLUON_HUB_HOME``).
     progress : show a download progress bar (default: on a terminal).
+    graph : one graph of a model ``convert`` wrote as several (GPT-2's ``prompt`` and
+        ``step``), tagged ``TAG-GRAPH.onnx``; ``tag`` is then the ``TAG`` they share.
 
     Examples
     --------
@@ -111,7 +126,7 @@ def fetch_converted(
     """
     from ..cache import fetch
 
-    variant = find_converted(name, format, tag, index=index, root=root)
+    variant = find_converted(name, format, tag, index=index, root=root, graph=graph)
     if index is not None and not variant.file.urls:  # the folder the index lies in holds the file
         folder = Path(index) if Path(index).is_dir() else Path(index).parent
         local = folder / (variant.file.filename or "")

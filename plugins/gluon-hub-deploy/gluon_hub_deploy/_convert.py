@@ -51,14 +51,41 @@ def _write_safetensors(net: Any, path: Path) -> None:
         raise OSError(f"writing the safetensors file into {path.parent} failed: {exc}") from None
 
 
+#: Tasks whose runners feed the image at its own size (the presets keep its aspect ratio, and
+#: segmentation runs at the image's size): their graphs leave the axes after the channels free.
+IMAGE_SIZED_TASKS = frozenset({"object-detection", "semantic-segmentation", "instance-segmentation",
+                               "depth-estimation"})
+
+
 def _write_onnx(net: Any, spec: Any, path: Path) -> None:
     from . import export
 
-    shape = spec.input.shape if spec.input is not None else None
-    if not shape or any(d is None for d in shape):
+    inputs = [spec.input, *spec.extra_inputs] if spec.input is not None else []
+    shapes = [tuple(i.shape or ()) for i in inputs]
+    if not shapes or any(not shape or any(d is None for d in shape) for shape in shapes):
         raise ValueError(f"model {spec.name!r}: its spec gives no fixed input shape, which ONNX export needs; "
                          "export it with gluon_hub.export(net, path, format='onnx', input_shape=(1, ...))")
-    export(net, path, format="onnx", input_shape=(1, *shape), dtype=spec.input.dtype, dynamic_batch=True)
+    # a model of several inputs (SiamRPN: the template and the search crop) is traced at each
+    traced = (1, *shapes[0]) if len(shapes) == 1 else [(1, *shape) for shape in shapes]
+    export(net, path, format="onnx", input_shape=traced, dtype=spec.input.dtype, dynamic_batch=True,
+           dynamic_spatial=spec.task in IMAGE_SIZED_TASKS)
+
+
+def _publish_graphs(net: Any, spec: Any, out: Path, base: str) -> list[Any]:
+    """Export the graphs the spec names (``export_graphs``) and publish each by hash: a lone
+    graph under ``TAG.onnx``, several under ``TAG-GRAPH.onnx`` (what ``gluon_hub.runtime.load``
+    looks up by model name), all written in a hidden folder of ``out`` first."""
+    import gluon_hub
+
+    from ._graphs import export_graphs, spec_graphs
+
+    graphs = spec_graphs(spec, net, None)
+    with tempfile.TemporaryDirectory(prefix=f".{spec.name}-", suffix=".convert", dir=out) as tmp:
+        files = export_graphs(graphs, Path(tmp) / "model.onnx", "onnx", 0, spec.qualified_name)
+        return [gluon_hub.publish(file, spec.name, out, tag=f"{base}{'' if len(graphs) == 1 else '-' + graph.name}.onnx",
+                                  description=f"{spec.name}:{base} converted to onnx"
+                                  + ("" if len(graphs) == 1 else f" (graph {graph.name!r})"))
+                for graph, file in zip(graphs, files)]
 
 
 def convert(
@@ -79,8 +106,9 @@ def convert(
     out_dir : the folder to write (a mirror folder: ``gluon-hub serve`` or upload it).
     pretrained : the published weights to convert: ``True`` (the default ones) or a tag.
     params : a ``.params`` or ``.safetensors`` file to convert instead (one model only).
-    format : ``"onnx"`` (a graph for onnxruntime, dynamic batch axis) or ``"safetensors"``
-        (the parameters under the names ``save_parameters`` gives them).
+    format : ``"onnx"`` (a graph for onnxruntime, dynamic batch axis; a model whose spec
+        names ``export_graphs`` as those graphs, several tagged ``<tag>-<graph>.onnx``) or
+        ``"safetensors"`` (the parameters under the names ``save_parameters`` gives them).
     tag : the tag to record, before the format suffix; default the weights' tag
         (``default`` for a ``params`` file).
     progress : draw a progress bar over the models (default: on a terminal, or as
@@ -114,6 +142,11 @@ def convert(
             base = _weights_tag(name, pretrained, source, tag)
             bar.step(f"{name}: loading")
             net = gluon_hub.load(name, pretrained=source if source is not None else pretrained)
+            if format == "onnx" and spec.export_graphs:
+                bar.step(f"{name}: writing its graphs")
+                written += _publish_graphs(net, spec, out, base)
+                bar.done()
+                continue
             fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.name}-", suffix=f".convert{FORMATS[format]}", dir=out)
             os.close(fd)
             tmp = Path(tmp_name)

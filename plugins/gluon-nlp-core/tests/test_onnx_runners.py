@@ -183,5 +183,6 @@ def test_text_runners_name_the_graph_files_they_need(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"runs as the graphs prompt, step, but .*nowhere-prompt\.onnx, "
                        r".*nowhere-step\.onnx are missing; gluon_hub\.export\('gpt2_117m'"):
         gluon_hub.runtime.load("gpt2_117m", tmp_path / "nowhere.onnx")
-    with pytest.raises(ValueError, match=r"runs as the exported graphs valid_length; pass model_file"):
-        gluon_hub.runtime.load("bert_12_768_12")
+    with pytest.raises(KeyError, match=r"no onnx file of graph 'valid_length' is known for model "
+                       r"'nlp/bert_12_768_12'.*gluon-hub convert"):
+        gluon_hub.runtime.load("bert_12_768_12")  # nothing converted: the command that converts it
