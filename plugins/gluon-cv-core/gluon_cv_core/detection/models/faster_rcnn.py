@@ -550,8 +550,8 @@ def scale_rcnn_heads(net: FasterRCNN, x: Any) -> dict[str, float]:
         for stage in (("rpn score", "rpn loc"), ("class", "box", "mask")):
             largest: dict[str, float] = {}
             hooks = [blocks[key].register_forward_hook(
-                lambda _block, _inputs, out, key=key: largest.__setitem__(
-                    key, max(largest.get(key, 0.0), float(out.abs().max().asscalar()))))
+                lambda _block, _inputs, out, key=key, seen=largest: seen.__setitem__(
+                    key, max(seen.get(key, 0.0), float(out.abs().max().asscalar()))))
                 for key in stage if blocks[key] is not None]
             net(data)
             for hook in hooks:
