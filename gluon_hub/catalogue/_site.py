@@ -174,7 +174,7 @@ def _usage(entry: dict[str, Any]) -> str:
     if entry["runner"]:
         runtime = (export + '# anywhere, without MXNet: pip install "gluon-hub[onnxruntime]"\n'
                    f'import gluon_hub.runtime\n\nmodel = gluon_hub.runtime.load("{name}", "{onnx_file}")\n'
-                   + _RUNNER_CALLS.get(entry["task"], ""))
+                   + _RUNNER_CALLS.get(entry["runner"].rpartition(":")[2], _RUNNER_CALLS.get(entry["task"], "")))
     else:
         runtime = (export + '# anywhere, without MXNet: pip install onnxruntime\nimport onnxruntime\n\n'
                    f'session = onnxruntime.InferenceSession("{onnx_file}")\n'
@@ -188,7 +188,7 @@ def _usage(entry: dict[str, Any]) -> str:
             f'<h2>Use it without MXNet</h2>{note}<pre><code id="usage-runtime">{_e(runtime)}</code></pre>')
 
 
-#: How a task's runner (``gluon_hub.runtime.load``) is called on a photograph (docs/onnx.md).
+#: How a task's runner (``gluon_hub.runtime.load``) is called on a photograph or text (docs/onnx.md).
 _RUNNER_CALLS = {
     "image-classification": 'print(model.classify(["photo.jpg"], topk=5))\n',
     "object-detection": '((image, boxes),) = model.detect(["photo.jpg"], threshold=0.5)\n'
@@ -205,6 +205,9 @@ _RUNNER_CALLS = {
                        '    print(tracked.box, tracked.score)\n',
     "text-encoding": 'print(model.features(["The cat sat on the mat."])[0]["sequence"].shape)\n',
     "language-modeling": 'print(model.generate("The hub runs", 20))  # GPT-2\n',
+    "machine-translation": 'print(model.translate(["Gut@@ en Morgen"], beam_size=4))  # BPE subwords in\n',
+    # by the runner's name, where one task has several runners
+    "LanguageModelScorer": 'print(model.score("the cat sat on the mat")["perplexity"])\n',
 }
 
 

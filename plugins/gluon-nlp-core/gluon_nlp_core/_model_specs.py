@@ -69,6 +69,7 @@ _WIKITEXT2_VOCAB, _WMT2014_VOCAB = 33278, 36794
 _LM = dict(
     task="language-modeling",
     export_graphs=f"{_GRAPHS}:language_model_graphs",
+    runner="gluon_nlp_core.onnx_runner:LanguageModelScorer",
     # Time-major, (length, batch): one free axis beside the batch axis.
     input=InputSpec(shape=(None,), layout="TN", dtype="int32"),
     output_shape=(None, _WIKITEXT2_VOCAB),

@@ -29,7 +29,7 @@ from .text.pretrained import load_vocab
 from .text.tokenizers import BERTTokenizer
 from .text.vocab import Vocab
 
-__all__ = ["TextEncoder", "TextGenerator", "Translator"]
+__all__ = ["LanguageModelScorer", "TextEncoder", "TextGenerator", "Translator"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -428,3 +428,80 @@ class Translator:
         if isinstance(lines, str):
             raise TypeError("lines is a sequence of strings; wrap one sentence in a list")
         return [detokenize(s) for s in self.translate_subwords(lines, beam_size, alpha, K, max_length, batch_size)]
+
+
+class LanguageModelScorer:
+    """An LSTM language model (standard, AWD, big RNN) exported as its ``step`` graph:
+    per-token log-probabilities and perplexity of text, run in chunks with the states
+    carried from one chunk to the next as the MXNet model runs a long sequence.
+
+    The graph maps ``(tokens (T, B), *states)`` to ``(scores (T, B, V), *states)``; a graph
+    whose length was fixed at export (the big RNN's unrolled loop) runs chunks of that length,
+    the last one padded (what follows a position never changes its score).
+    """
+
+    def __init__(self, session: Session, spec: Any, *, vocab: Vocab | str | None = None) -> None:
+        self.session = session
+        self.spec = spec
+        self.vocab = _vocabulary(spec, vocab)
+        names = [i.name for i in session.inputs]
+        if len(names) < 2:
+            raise ValueError(f"{str(session.path)!r} takes {len(names)} input ({', '.join(names)}); "
+                             f"{spec.qualified_name!r}'s step graph takes the tokens and the LSTM states: "
+                             "export it again with gluon_hub.export(name, path, format='onnx')")
+        length = session.inputs[0].shape[0]
+        #: The chunk length the graph was exported for, or None where it takes any.
+        self.fixed_length: int | None = length if isinstance(length, int) else None
+
+    def begin_state(self, batch_size: int = 1) -> list[np.ndarray]:
+        """Zero states for ``batch_size`` sequences, in the graph's input order."""
+        return [np.zeros([batch_size if not isinstance(d, int) else d for d in i.shape], np.float32)
+                for i in self.session.inputs[1:]]
+
+    def __call__(self, tokens: np.ndarray, states: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The next-token scores ``(T, B, V)`` of time-major ``tokens`` and the states after them."""
+        scores, *after = self.session.run(np.asarray(tokens, np.int32), *states)
+        return scores, after
+
+    def log_probs(self, ids: Sequence[int], chunk: int = 35) -> np.ndarray:
+        """The log-probability (float64) of each of ``ids[1:]`` after the ids before it,
+        running ``chunk`` tokens at a time (the graph's own length where it is fixed)."""
+        if len(ids) < 2:
+            raise ValueError(f"give at least two tokens to score (the first is only context), got {len(ids)}")
+        step = self.fixed_length or chunk
+        if step < 1:
+            raise ValueError(f"chunk must be at least 1, got {chunk}")
+        inputs, targets = np.asarray(ids[:-1], np.int64), np.asarray(ids[1:], np.int64)
+        states = self.begin_state(1)
+        found = []
+        for start in range(0, len(inputs), step):
+            part = inputs[start:start + step]
+            padded = np.zeros((step if self.fixed_length else len(part), 1), np.int32)
+            padded[:len(part), 0] = part
+            scores, states = self(padded, states)
+            logits = scores[:len(part), 0].astype(np.float64)
+            logits -= logits.max(axis=1, keepdims=True)
+            log_softmax = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+            found.append(log_softmax[np.arange(len(part)), targets[start:start + len(part)]])
+        return np.concatenate(found)
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of whitespace-split ``text`` with the end-of-sentence token after each line
+        (as the LM corpora are read), starting with one (the context of the first word)."""
+        eos = self.vocab.eos_token
+        if eos is None:
+            raise ValueError("the vocabulary has no eos_token; the language models end each line with it")
+        tokens = [eos]
+        for line in text.splitlines():
+            if line.split():
+                tokens += [*line.split(), eos]
+        if len(tokens) < 2:
+            raise ValueError("the text has no tokens; give some words")
+        return self.vocab[tokens]
+
+    def score(self, text: str, chunk: int = 35) -> dict[str, Any]:
+        """``text``'s tokens, their log-probabilities and the perplexity ``exp(-mean)``."""
+        ids = self.encode(text)
+        found = self.log_probs(ids, chunk)
+        return {"tokens": self.vocab.to_tokens(ids[1:]), "log_probs": found.tolist(),
+                "perplexity": float(np.exp(-found.mean()))}
