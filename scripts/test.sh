@@ -28,7 +28,7 @@ fi
 cv=plugins/gluon-cv-core/tests
 video=$cv/action
 nlp=plugins/gluon-nlp-core/tests
-nlp_onnx="$nlp/test_onnx_export.py $nlp/test_onnx_runners.py"
+nlp_onnx="$nlp/test_onnx_export.py $nlp/test_onnx_runners.py $nlp/test_onnx_translation.py $nlp/test_onnx_lm_scoring.py"
 nlp_apart="$nlp_onnx $nlp/test_hybridize.py $nlp/test_models_elmo.py"
 status=0
 for part in tests "plugins/gluon-cv-core --ignore=$video --ignore=$cv/detection --ignore=$cv/segmentation" \
