@@ -261,3 +261,24 @@ def test_segmentation_pose_and_video_int8_entries_run_near_float32(name, mirror,
         g, w = g.asnumpy(), w.asnumpy()
         assert np.abs(g - w).mean() < 0.1 * np.abs(w).mean()
         assert (g.argmax(1) == w.argmax(1)).mean() > 0.8
+
+
+def test_an_int8_video_model_given_frames_of_part_of_a_video_says_so_instead_of_dying():
+    """oneDNN's int8 graph of a TSN entry divides the batch by its segments: 1 frame of a
+    7-segment model killed the process with SIGFPE. Run apart, so that a crash fails only this."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, gluon_hub\n"
+        "from gluon_hub.compat import mx\n"
+        "net = gluon_hub.load('resnet18_v1b_kinetics400_int8', input_shape=[3, 32, 32])\n"
+        "net.initialize()\n"
+        "print(net(mx.nd.array(np.ones((14, 3, 32, 32), np.float32))).shape)\n"
+        "net(mx.nd.array(np.ones((1, 3, 32, 32), np.float32)))\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert child.stdout.strip() == "(2, 400)"  # two videos of seven frames each
+    assert child.returncode == 1, child.stderr[-2000:]
+    assert ("ValueError: this int8 video model averages 7 frames per video, so its input is (videos * 7, 3, 32, "
+            "32); got 1 frames") in child.stderr

@@ -22,6 +22,7 @@ from gluon_hub import info, load
 from gluon_hub._portability import spec_fingerprint
 from gluon_hub.specs import InputSpec, ModelSpec, OnnxPortability
 from gluon_hub.testing import _example_shape
+from gluon_hub_deploy._quantize import Int8Model
 
 __all__ = ["TOLERANCE", "TRAINED_LIKE", "measure", "random_initializer", "second_shape"]
 
@@ -202,14 +203,16 @@ def measure(name: str) -> OnnxPortability:
     if spec.input is None or spec.input.shape is None:
         return _blocked(fingerprint, "the spec declares no input shape to export at")
     inputs = [spec.input, *spec.extra_inputs]
-    shapes = [_example_shape(s, 1, _FREE) for s in inputs]
+    net = _he_initialised(name)
+    # an int8 video entry takes whole videos' frames (num_segments of them), not one frame
+    batch = net.input_shape[0] if isinstance(net, Int8Model) else 1
+    shapes = [_example_shape(s, batch, _FREE) for s in inputs]
     image_like = len(shapes[0]) >= 4 and spec.input.dtype in (None, "float32") and None not in spec.input.shape
     text_like = any(None in (s.shape or ()) for s in inputs)
     seconds = ([second_shape(shapes[0], True), *shapes[1:]] if image_like
                else [_example_shape(s, 1, _FREE * 2) for s in inputs] if text_like else None)
     dtypes = [(s.dtype or "float32") for s in inputs]
     detections = spec.task in _DETECTION_TASKS
-    net = _he_initialised(name)
     if spec.export_graphs:
         return _measure_graphs(spec, net, shapes[0], fingerprint)
     first = _random_inputs(shapes, dtypes, 0)

@@ -328,6 +328,11 @@ class Int8Model:
     def __call__(self, *args: Any) -> Any:
         if self.int8 is None:
             raise RuntimeError("this int8 model has no weights yet: call load_parameters or initialize first")
+        frames = self.input_shape[0]
+        if frames > 1 and args and args[0].shape[0] % frames:  # oneDNN's int8 reshape dies of SIGFPE
+            raise ValueError(f"this int8 video model averages {frames} frames per video, so its input is "
+                             f"(videos * {frames}, {', '.join(map(str, self.input_shape[1:]))}); got "
+                             f"{args[0].shape[0]} frames: pass each video's {frames} frames together")
         return self.int8(*args)
 
     def export(self, path: str, epoch: int = 0) -> None:
