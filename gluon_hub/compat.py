@@ -31,17 +31,25 @@ _INSTALL = (
 
 
 def check_mxnet_version(version: str, location: str = "mxnet") -> None:
-    """Raise ``ImportError`` when ``version`` is older than :data:`MIN_MXNET`."""
+    """Raise ``ImportError`` when ``version`` is older than :data:`MIN_MXNET`, or from the 2.0
+    line, whose Gluon has no ``hybrid_forward`` (the hub's models would fail at their first call)."""
     from packaging.version import InvalidVersion, Version
 
     try:
-        too_old = Version(version) < Version(MIN_MXNET)
+        parsed = Version(version)
     except InvalidVersion:
-        too_old = True
-    if too_old:
+        parsed = None
+    if parsed is None or parsed < Version(MIN_MXNET):
         raise ImportError(
             f"gluon_hub needs MXNet >= {MIN_MXNET}, but the mxnet module at {location} is "
             f"version {version}; {_INSTALL}"
+        )
+    if parsed.major >= 2:
+        raise ImportError(
+            f"gluon_hub runs on MXNet 1.9 and the mxnet module at {location} is version {version}: the hub's "
+            "models are written against MXNet 1.9.1's Gluon (HybridBlock.hybrid_forward), which the Gluon of "
+            f"MXNet 2.0 and its forks dropped. {_INSTALL[0].upper()}{_INSTALL[1:]} (Python 3.10-3.12), or, "
+            f"{WITHOUT_MXNET}"
         )
 
 

@@ -11,14 +11,29 @@ two crops of it), MXNet's preprocessing of them for that model and for ``resnet5
 (Python 3.13, numpy 2) points ``GLUON_HUB_TEST_ONNX_DIR`` at it:
 ``tests/core/test_runtime_exported_files.py`` checks that ``gluon_hub.runtime`` there gives
 the same arrays and ``gluon-hub predict --runtime onnx`` the same classes.
+
+``bundle/`` holds one small model per task with a runner, each with fixed-seed random weights
+saved as ``.params``: ``gluon-hub predict NAME INPUT --params FILE --json`` recorded in MXNet,
+the model converted with ``gluon_hub_deploy.convert`` (what ``gluon-hub convert NAME --params
+FILE -o DIR`` runs) and everything packed by ``gluon-hub bundle`` into ``hub.tar``.
+The pose estimator's person detector is exported after ``reset_class(["person"])`` (as the MXNet
+path resets it) and published as its converted file; the text models (BERT, GPT-2 in small
+configurations) are exported graph by graph and published under ``default-GRAPH.onnx``, with
+MXNet's features and greedy tokens. ``tests/core/test_runtime_bundle.py`` imports the bundle
+into a fresh cache without MXNet and compares ``gluon-hub predict NAME INPUT --runtime onnx
+--json`` by name, and the text runners, with these answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib import cbook
@@ -65,9 +80,236 @@ def main(argv: list[str] | None = None) -> int:
     manifest = {"model": MODEL, "onnx": f"{MODEL}.onnx", "images": images, "inputs": f"{MODEL}.input.npy",
                 "outputs": f"{MODEL}.mxnet.npy", "shrunk": {"model": SHRUNK, "inputs": f"{SHRUNK}.input.npy"},
                 "made_with": {"python": sys.version.split()[0], "mxnet": mx.__version__, "numpy": np.__version__}}
+    net.save_parameters(str(folder / f"{MODEL}.params"))
+    manifest["bundle"] = export_bundle(folder, folder / f"{MODEL}.params")
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"export_onnx_fixtures: {MODEL} and {len(images)} images with MXNet's answers in {folder}")
+    print(f"export_onnx_fixtures: {MODEL} and {len(images)} images with MXNet's answers, and "
+          f"{len(manifest['bundle']['cases'])} tasks' models in {folder / 'bundle' / BUNDLE}")
     return 0
+
+
+BUNDLE = "hub.tar"
+#: the pose estimator's person detector (a COCO detector with a runner)
+DETECTOR = "yolo3_mobilenet0.25_coco"
+#: per case: model, inputs (files in bundle/), options of both runtimes, and how close numbers must
+#: be: ``atol`` for probabilities, scores and fractions, ``pixels`` for coordinates ("box", "x", "y")
+CASES = [
+    {"model": MODEL, "inputs": ["photo.png"], "options": ["-k", "5"], "atol": 1e-5, "pixels": 0},
+    {"model": "yolo3_mobilenet0.25_voc", "inputs": ["photo.png"], "options": [], "atol": 1e-5, "pixels": 1e-3},
+    {"model": "hrnet_w18_small_v1_s", "inputs": ["face.png"], "options": ["-k", "21"], "atol": 1e-9, "pixels": 0},
+    {"model": "simple_pose_resnet18_v1b", "inputs": ["photo.png"], "options": ["--detector", DETECTOR],
+     "atol": 1e-5, "pixels": 1e-3},
+    {"model": "inceptionv1_ucf101", "inputs": ["band.mp4"], "options": ["-k", "5"], "atol": 1e-6, "pixels": 0},
+    # the tracker's JSON rounds boxes to 0.01 pixel: a rounding step apart, and no more
+    {"model": "siamrpn_alexnet_v2_otb15", "inputs": ["square.avi"], "options": ["--box", "6", "8", "20", "22"],
+     "atol": 1e-5, "pixels": 0.0101},
+]
+#: the text models' small configurations (random weights; their graphs, not their size, are checked)
+TEXT = {"bert_12_768_12": dict(num_layers=2, units=8, hidden_size=16, num_heads=2, max_length=64),
+        "gpt2_117m": dict(num_layers=2, units=8, num_heads=2, max_length=32)}
+BERT_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", "dog", "ran", "##s",
+              "a", ".", "home"]
+TEXTS, PAIRS = ["The cat sat on the mat.", "A dog ran home"], ["cats sat", "the dogs ran on a mat ."]
+MERGES = "#version: 0.2\nh e\nt he\n\u0120 the\na t\nc at\n\u0120 cat\n\u0120 s\n\u0120s at\n"
+CORPUS = "the cat sat on the mat. a dog ran home, the cats ran on"
+PROMPT, NEW_TOKENS = "the cat sat on", 12
+
+
+def _he_weights(net: Any, *shapes: tuple[int, ...], seed: int) -> None:
+    """He-initialised weights from ``seed`` (normalisation layers at their initial values)."""
+    mx.random.seed(seed)
+    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net(*[mx.nd.zeros(shape) for shape in shapes])
+
+
+def _predict(args: list[str], cwd: Path) -> list[dict[str, Any]]:
+    """``gluon-hub predict ARGS --json`` in this process, run from ``cwd``: its JSON lines."""
+    import os
+
+    from gluon_hub.cli import main as hub
+
+    here, out = os.getcwd(), io.StringIO()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out):
+            code = hub(["predict", *args, "--json"])
+    finally:
+        os.chdir(here)
+    if code != 0:
+        raise RuntimeError(f"gluon-hub predict {' '.join(args)} failed ({code})")
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def _gap_threshold(scores: list[float], keep: int = 3, apart: float = 1e-4) -> float:
+    """A score threshold that keeps at least ``keep`` boxes whose scores are each more than
+    ``apart`` from the next (so their order is the network's, not float rounding), in the widest
+    such gap among the best ten scores, so float differences between the runtimes cannot move
+    a box across it."""
+    best = sorted(scores, reverse=True)[:10]
+    cuts = [i for i in range(keep - 1, len(best) - 1)
+            if all(best[j] - best[j + 1] > apart for j in range(i))]
+    if not cuts:
+        raise ValueError(f"no {keep} scores {apart:g} apart among {best}; change the seed")
+    gap = max(cuts, key=lambda i: best[i] - best[i + 1])
+    return (best[gap] + best[gap + 1]) / 2
+
+
+def _write_inputs(bundle: Path, photo: Path) -> None:
+    """The photograph and a crop of it, a 40-frame video (a band moving down, the blue level
+    stepping) and a 12-frame one of a square moving right and down (the tracked object)."""
+    import cv2
+
+    picture = Image.open(photo)
+    picture.save(bundle / "photo.png")
+    picture.crop((100, 40, 360, 340)).save(bundle / "face.png")
+    writer = cv2.VideoWriter(str(bundle / "band.mp4"), cv2.VideoWriter_fourcc(*"mp4v"), 10, (64, 48))
+    for i in range(40):
+        frame = np.full((48, 64, 3), 30, np.uint8)
+        frame[:, :, 2] = (i * 6) % 256
+        frame[i:i + 8, :, 0] = 220
+        writer.write(frame)
+    writer.release()
+    writer = cv2.VideoWriter(str(bundle / "square.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 10, (64, 64))
+    for k in range(12):
+        frame = np.full((64, 64, 3), 20, np.uint8)
+        frame[8 + 2 * k:22 + 2 * k, 6 + 3 * k:20 + 3 * k] = (0, 140, 230)
+        writer.write(frame)
+    writer.release()
+
+
+def _seeded_params(name: str, folder: Path, seed: int) -> Path:
+    spec = gluon_hub.info(name)
+    net = gluon_hub.load(name)
+    shapes = [(1, *i.shape) for i in (spec.input, *spec.extra_inputs)]
+    _he_weights(net, *shapes, seed=seed)
+    if spec.task == "object-tracking":
+        _spread_siamrpn(net, shapes, seed)
+    path = folder / f"{name}.params"
+    net.save_parameters(str(path))
+    return path
+
+
+def _spread_siamrpn(net: Any, shapes: list[tuple[int, ...]], seed: int) -> None:
+    """SiamRPN's last convolutions scaled so that its class logits spread by about 2 and its box
+    offsets by about 0.2 on raw pixels: with plain random weights every score saturates and every
+    box leaves the frame, and the runtimes would agree trivially."""
+    rng = np.random.RandomState(seed)
+    crops = [mx.nd.array(rng.uniform(0, 255, shape)) for shape in shapes]
+    for head, output, spread in ((net.rpn_head.cls.head[3], 0, 2.0), (net.rpn_head.loc.head[3], 1, 0.2)):
+        factor = spread / float(net(*crops)[output].asnumpy().std())
+        head.weight.set_data(head.weight.data() * factor)
+        head.bias.set_data(head.bias.data() * factor)
+
+
+def _person_detector(folder: Path, site: Path, seed: int) -> tuple[Path, float]:
+    """The detector's 80-class ``.params`` (the MXNet path resets it to ``person``), its graph
+    exported after that reset and published as its converted file in ``site``, and a score
+    threshold between its persons."""
+    from gluon_cv_core.detection.predict import detect
+
+    net = gluon_hub.load(DETECTOR)
+    _he_weights(net, (1, 3, 416, 416), seed=seed)
+    params = folder / f"{DETECTOR}.params"
+    net.save_parameters(str(params))
+    net.reset_class(["person"], reuse_weights=["person"])
+    graph = folder / f"{DETECTOR}-person.onnx"
+    gluon_hub.export(net, graph, format="onnx", input_shape=(1, 3, 416, 416), dynamic_batch=True,
+                     dynamic_spatial=True)
+    gluon_hub.publish(graph, DETECTOR, site, tag="default.onnx", description=f"{DETECTOR} reset to person")
+    graph.unlink()
+    ((_, found),) = detect(net, gluon_hub.info(DETECTOR), [str(folder / "photo.png")], 0.0)
+    return params, _gap_threshold([d.score for d in found])
+
+
+def _export_text(folder: Path, site: Path) -> dict[str, Any]:
+    """BERT's features and GPT-2's greedy tokens in MXNet, their graphs published in ``site``."""
+    import gluon_hub.runtime
+    from gluon_nlp_core.decoding import BeamSearchSampler
+    from gluon_nlp_core.text import BERT_SPECIAL_TOKENS, GPT2BPETokenizer, Vocab
+
+    (folder / "merges.txt").write_text(MERGES, encoding="utf-8")
+    gpt2_words = ["<|endoftext|>", *dict.fromkeys(GPT2BPETokenizer(folder / "merges.txt")(CORPUS))]
+    vocabs = {"bert_12_768_12": Vocab.from_tokens(BERT_WORDS, **BERT_SPECIAL_TOKENS),
+              "gpt2_117m": Vocab.from_tokens(gpt2_words, unknown_token=None, eos_token="<|endoftext|>")}
+    nets, tags = {}, []
+    for name, config in TEXT.items():
+        kwargs = dict(config, vocab_size=len(vocabs[name]))
+        net = gluon_hub.load(name, **kwargs)
+        tokens = mx.nd.ones((1, 2))
+        net(*((tokens, tokens, mx.nd.array([2]), mx.nd.zeros((1, 1))) if name.startswith("bert") else (tokens,)))
+        rng = np.random.RandomState(0)
+        for key, param in sorted(net.collect_params().items()):
+            param.set_data(mx.nd.array(rng.normal(1.0 if key.endswith("gamma") else 0.0, 0.4, param.shape)))
+        net.save_parameters(str(folder / f"{name}.params"))
+        for graph in gluon_hub.export(name, folder / f"{name}.onnx", format="onnx",
+                                      pretrained=str(folder / f"{name}.params"), **kwargs):
+            tag = f"default-{graph.stem.removeprefix(name + '-')}.onnx"
+            gluon_hub.publish(graph, name, site, tag=tag, description=f"{name}'s small configuration, one graph")
+            tags.append(f"{name}:{tag}")
+        nets[name] = net
+    # the runners' own encoding (tokenizers only) gives the ids both runtimes are fed
+    options = {"bert_12_768_12": dict(vocab=vocabs["bert_12_768_12"], lower=True, max_length=64),
+               "gpt2_117m": dict(vocab=vocabs["gpt2_117m"], merges=folder / "merges.txt", max_length=32)}
+    encoder = gluon_hub.runtime.load("bert_12_768_12", folder / "bert_12_768_12.onnx", **options["bert_12_768_12"])
+    ids, segments, lengths = encoder.encode(TEXTS, PAIRS)
+    masked = mx.nd.zeros((len(TEXTS), 1))  # the masked-LM head's positions: no feature depends on them
+    sequence, pooled = nets["bert_12_768_12"](mx.nd.array(ids), mx.nd.array(segments), mx.nd.array(lengths),
+                                              masked)[:2]
+    generator = gluon_hub.runtime.load("gpt2_117m", folder / "gpt2_117m.onnx", **options["gpt2_117m"])
+    prompt = generator.encode(PROMPT)
+    gpt2 = nets["gpt2_117m"]
+
+    def step(tokens: Any, states: Any) -> Any:
+        scores, states = gpt2(tokens.reshape((-1, 1)).astype("float32"), states)
+        return scores[:, -1], states
+
+    _, states = gpt2(mx.nd.array([prompt[:-1]]))
+    sampler = BeamSearchSampler(1, step, eos_id=generator.eos_id, max_length=NEW_TOKENS)
+    samples, _, length = sampler(mx.nd.array(prompt[-1:]), states)
+    greedy = samples[0, 0, 1:int(length[0, 0].asscalar())].asnumpy().astype(int).tolist()
+    for name in TEXT:
+        for graph in folder.glob(f"{name}-*.onnx"):
+            graph.unlink()
+    return {"tags": tags, "bert_words": BERT_WORDS, "gpt2_words": gpt2_words, "merges": "merges.txt",
+            "texts": TEXTS, "pairs": PAIRS, "prompt": PROMPT, "new_tokens": NEW_TOKENS,
+            "bert": {"ids": ids.tolist(), "lengths": lengths.tolist(), "sequence": sequence.asnumpy().tolist(),
+                     "pooled": pooled.asnumpy().tolist(), "rtol": 1e-4},
+            "gpt2": {"prompt_ids": prompt, "greedy": greedy}}
+
+
+def export_bundle(folder: Path, classifier_params: Path) -> dict[str, Any]:
+    """``folder/bundle``: each case's inputs, ``.params``, MXNet's ``--json`` answers, and the
+    bundle of the converted files; returns the manifest's ``bundle`` entry."""
+    from gluon_hub.cli import main as hub
+    from gluon_hub_deploy import convert
+
+    bundle, site = folder / "bundle", folder / "bundle" / "site"
+    shutil.rmtree(bundle, ignore_errors=True)  # a run before this one published into the same index
+    site.mkdir(parents=True)
+    _write_inputs(bundle, folder / "photo.png")
+    cases, tags = [], []
+    for seed, case in enumerate(CASES):
+        case = dict(case, options=list(case["options"]))
+        name = case["model"]
+        params = classifier_params if name == MODEL else _seeded_params(name, bundle, seed)
+        mxnet_only = ["--params", str(params)]
+        if name == "yolo3_mobilenet0.25_voc":  # a threshold in a gap between its boxes' scores
+            found = _predict([name, *case["inputs"], *mxnet_only, "--threshold", "0"], bundle)
+            case["options"] += ["--threshold", f"{_gap_threshold([b['score'] for b in found[0]['detections']]):.6f}"]
+        if "--detector" in case["options"]:
+            detector_params, threshold = _person_detector(bundle, site, seed)
+            mxnet_only += ["--detector-params", str(detector_params)]
+            case["options"] += ["--threshold", f"{threshold:.6f}"]
+            tags.append(f"{DETECTOR}:default.onnx")
+        case["mxnet"] = _predict([name, *case["inputs"], *case["options"], *mxnet_only], bundle)
+        (converted,) = convert([name], site, params=params, progress=False)
+        tags.append(f"{name}:{converted.tag}")
+        cases.append(case)
+    text = _export_text(bundle, site)
+    tags += text["tags"]
+    if hub(["bundle", *tags, "--from-dir", str(site), "-o", str(bundle / BUNDLE)]) != 0:
+        raise RuntimeError("gluon-hub bundle failed")
+    return {"file": f"bundle/{BUNDLE}", "folder": "bundle", "cases": cases, "text": text}
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@
 # "vision" installs what the core's and the vision plugin's tests need (no C compiler;
 # scikit-learn for the digits the quantization tests train on). "onnx" is the MXNet-free hub
 # (the only profile on Python 3.13, where MXNet 1.9.1 has no wheel): the core and the four
-# plugins with numpy 2, onnxruntime, Pillow and the tokenizer libraries, and pytest for the
-# tests that need no MXNet (pytest -m "not mxnet").
+# plugins with numpy 2, onnxruntime, Pillow, decord (videos) and the tokenizer libraries, and
+# pytest for the tests that need no MXNet (pytest -m "not mxnet").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +38,7 @@ case "$PROFILE" in
     vision) packages=(-e ".[mxnet]" -e "plugins/gluon-cv-core[test]" -e plugins/gluon-nlp-core
                       -e plugins/gluon-contrib -e "plugins/gluon-hub-deploy[onnx]"
                       pytest hypothesis build wheel scikit-learn) ;;
-    onnx) packages=(-e ".[onnxruntime]" -e plugins/gluon-cv-core -e "plugins/gluon-nlp-core[tokenizers]"
+    onnx) packages=(-e ".[onnxruntime]" -e "plugins/gluon-cv-core[video]" -e "plugins/gluon-nlp-core[tokenizers]"
                     -e plugins/gluon-contrib -e plugins/gluon-hub-deploy pytest) ;;
     *) echo "setup: SETUP_PROFILE must be full, vision or onnx, not '$PROFILE'" >&2; exit 1 ;;
 esac

@@ -125,3 +125,22 @@ def test_on_python_3_13_the_message_says_mxnet_has_no_wheel_there():
     assert "MXNet has no wheel for Python 3.13 (1.9.1 is published for Python 3.10-3.12, with numpy < 2)" in message
     assert "--runtime onnx --model-file NAME.onnx" in message and 'gluon_hub.export("NAME"' in message
     assert "no wheel" not in missing_mxnet_message((3, 12, 1))
+
+
+def test_an_mxnet_of_the_2_0_line_is_refused_naming_hybrid_forward_and_onnx(tmp_path):
+    """A module named mxnet with a 2.x version (the 2.0 line's Gluon has no hybrid_forward) stops
+    the MXNet runtime with one message; the hub's models would otherwise fail at their first call."""
+    from PIL import Image
+
+    (tmp_path / "mxnet").mkdir()
+    (tmp_path / "mxnet" / "__init__.py").write_text('__version__ = "2.0.0"\n')
+    Image.new("RGB", (40, 30), (200, 100, 50)).save(tmp_path / "x.png")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    result = subprocess.run([sys.executable, "-m", "gluon_hub", "predict", "cifar_resnet20_v1", str(tmp_path / "x.png")],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    (error,) = result.stderr.strip().splitlines()
+    assert error.startswith(f"gluon-hub: error: gluon_hub runs on MXNet 1.9 and the mxnet module at "
+                            f"{tmp_path / 'mxnet' / '__init__.py'} is version 2.0.0")
+    assert "MXNet 1.9.1's Gluon (HybridBlock.hybrid_forward), which the Gluon of MXNet 2.0 and its forks dropped" in error
+    assert 'pip install "mxnet==1.9.1"' in error and "--runtime onnx --model-file NAME.onnx" in error

@@ -1,0 +1,143 @@
+"""Every task's runner on a bundle made where MXNet runs, by model name, with MXNet's answers.
+
+``scripts/export_onnx_fixtures.py`` (``.ci/run``'s Python 3.11 leg) writes ``bundle/`` into the
+folder ``GLUON_HUB_TEST_ONNX_DIR`` names: one small model per task with seeded random weights,
+``gluon-hub predict NAME INPUT --params FILE --json`` recorded in MXNet, the models converted
+(``gluon_hub_deploy.convert``, the pose estimator's detector exported after its reset to
+``person``) and packed by ``gluon-hub bundle``, and the text models' graphs with MXNet's BERT
+features and GPT-2 greedy tokens. Here, with no MXNet (the Python 3.13 + numpy 2 leg; on 3.11
+``import mxnet`` is made to fail the same way), the bundle is imported into a fresh cache and
+``gluon-hub predict NAME INPUT --runtime onnx --json`` runs by name, offline, in a real
+subprocess: the same JSON structure, strings and counts, numbers within each case's stated
+tolerance. The text runners are loaded by name too (``gluon_hub.runtime.load``: each graph
+from the imported ``default-GRAPH.onnx`` through the cache), with MXNet's ids and answers.
+Without the variable these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+FOLDER = os.environ.get("GLUON_HUB_TEST_ONNX_DIR")
+#: JSON keys whose numbers are pixel coordinates (each case states their tolerance apart)
+COORDINATES = {"box", "x", "y"}
+
+#: ``import mxnet`` fails in the child as where MXNet is not installed; then the hub's CLI runs
+WITHOUT_MXNET = """
+import sys
+
+class NoMXNet:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.split(".")[0] == "mxnet":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, NoMXNet)
+from gluon_hub.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _manifest() -> dict[str, Any]:
+    if not FOLDER:
+        pytest.skip("GLUON_HUB_TEST_ONNX_DIR is not set: point it at a folder written by "
+                    "scripts/export_onnx_fixtures.py where MXNet is installed")
+    manifest_file = Path(FOLDER) / "manifest.json"
+    if not manifest_file.is_file():  # set but wrong: an error, not a skip
+        raise FileNotFoundError(f"GLUON_HUB_TEST_ONNX_DIR={FOLDER!r} has no manifest.json; write the folder with "
+                                "scripts/export_onnx_fixtures.py")
+    manifest = json.loads(manifest_file.read_text())
+    if "bundle" not in manifest:
+        raise KeyError(f"{manifest_file} has no bundle; write the folder again with scripts/export_onnx_fixtures.py")
+    return manifest["bundle"]
+
+
+@pytest.fixture(scope="module")
+def bundle() -> dict[str, Any]:
+    return _manifest()
+
+
+@pytest.fixture(scope="module")
+def imported(bundle, tmp_path_factory) -> dict[str, str]:
+    """The environment of a fresh cache the bundle was imported into, offline, with no mirror."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("GLUON_HUB_MIRRORS", "GLUON_HUB_SHARED_CACHE")}
+    env.update(GLUON_HUB_HOME=str(tmp_path_factory.mktemp("cache")), GLUON_HUB_OFFLINE="1", GLUON_HUB_PROGRESS="0")
+    done = subprocess.run([sys.executable, "-c", WITHOUT_MXNET, "import", str(Path(FOLDER, bundle["file"]))],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return env
+
+
+def _same(want: Any, got: Any, atol: float, pixels: float, where: str = "") -> None:
+    """``got`` has ``want``'s structure, strings and integers; floats within ``atol``, or within
+    ``pixels`` under a coordinate key."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and set(got) == set(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
+        for key in want:
+            _same(want[key], got[key], pixels if key in COORDINATES else atol, pixels, f"{where}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: {len(got)} items, MXNet {len(want)}"
+        for index, (w, g) in enumerate(zip(want, got)):
+            _same(w, g, atol, pixels, f"{where}[{index}]")
+    elif isinstance(want, float) or isinstance(got, float):
+        assert isinstance(got, (int, float)) and not isinstance(got, bool), f"{where}: {got!r}, MXNet {want!r}"
+        assert abs(got - want) <= atol, f"{where}: {got!r}, MXNet {want!r} (tolerance {atol:g})"
+    else:
+        assert got == want, f"{where}: {got!r}, MXNet {want!r}"
+
+
+def _cases() -> list[Any]:
+    try:
+        return [pytest.param(case, id=case["model"]) for case in _manifest()["cases"]]
+    except pytest.skip.Exception:  # collected without the folder: one case, skipped when run
+        return [pytest.param(None, id="no-fixtures")]
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_predict_by_name_from_the_bundle_gives_mxnets_json(bundle, imported, case):
+    command = ["predict", case["model"], *case["inputs"], "--runtime", "onnx", "--json", *case["options"]]
+    done = subprocess.run([sys.executable, "-c", WITHOUT_MXNET, *command], cwd=Path(FOLDER, bundle["folder"]),
+                          env=imported, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = [json.loads(line) for line in done.stdout.splitlines()]
+    assert got, "gluon-hub predict printed nothing"
+    _same(case["mxnet"], got, case["atol"], case["pixels"], case["model"])
+
+
+def test_text_runners_from_the_bundle_give_mxnets_features_and_tokens(bundle, imported, monkeypatch):
+    pytest.importorskip("regex", reason="GPT-2's byte-level BPE needs regex (gluon-nlp-core[tokenizers]), which "
+                        "the vision venvs of .ci/run leave out")
+    import gluon_hub.runtime
+    from gluon_nlp_core.text import BERT_SPECIAL_TOKENS, Vocab
+
+    for key in ("GLUON_HUB_HOME", "GLUON_HUB_OFFLINE"):
+        monkeypatch.setenv(key, imported[key])
+    text, folder = bundle["text"], Path(FOLDER, bundle["folder"])
+
+    vocab = Vocab.from_tokens(text["bert_words"], **BERT_SPECIAL_TOKENS)
+    # by name: each graph the runner needs, imported as TAG-GRAPH.onnx, through the cache
+    encoder = gluon_hub.runtime.load("bert_12_768_12", vocab=vocab, lower=True, max_length=64)
+    ids, _, lengths = encoder.encode(text["texts"], text["pairs"])
+    assert ids.tolist() == text["bert"]["ids"] and lengths.tolist() == text["bert"]["lengths"]
+    sequence, pooled = np.array(text["bert"]["sequence"]), np.array(text["bert"]["pooled"])
+    for row, found in enumerate(encoder.features(text["texts"], text["pairs"])):
+        for got, want in ((found["sequence"], sequence[row, :lengths[row]]), (found["pooled"], pooled[row])):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=0, atol=text["bert"]["rtol"] * np.abs(want).max())
+
+    gpt2_vocab = Vocab.from_tokens(text["gpt2_words"], unknown_token=None, eos_token=text["gpt2_words"][0])
+    generator = gluon_hub.runtime.load("gpt2_117m", vocab=gpt2_vocab, merges=folder / text["merges"], max_length=32)
+    prompt = generator.encode(text["prompt"])
+    assert prompt == text["gpt2"]["prompt_ids"]
+    got, want = generator.generate_ids(prompt, text["new_tokens"]), text["gpt2"]["greedy"]
+    # MXNet's sampler appends the end token to a beam still running after its steps
+    assert got == (want if got[-1] == generator.eos_id else want[:-1]), (got, want)
