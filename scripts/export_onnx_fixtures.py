@@ -178,6 +178,7 @@ def _write_inputs(bundle: Path, photo: Path) -> None:
 
 
 def _seeded_params(name: str, folder: Path, seed: int) -> Path:
+    """``name`` with He weights from ``seed`` (SiamRPN's heads spread), saved as ``.params``."""
     spec = gluon_hub.info(name)
     net = gluon_hub.load(name)
     shapes = [(1, *i.shape) for i in (spec.input, *spec.extra_inputs)]
