@@ -4,6 +4,8 @@ them, and the random weights the portability matrix measures with."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnxruntime
 import pytest
@@ -94,7 +96,10 @@ def test_random_weights_move_normalisation_parameters():
     """The portability matrix's weights: gamma, beta and the running statistics away from the
     identity's 1 and 0 (Gluon's own-initialiser and deferred parameters included, and the
     symbol API's names), the same on every run, in the documented ranges."""
-    from gluon_hub_deploy._measure import random_initializer
+    from gluon_hub_deploy._measure import _GAMMA_SHIFT, random_initializer
+
+    factor = math.exp(_GAMMA_SHIFT)
+    assert round(factor, 3) == 0.911  # the docstring's number
 
     def values(net):
         net.initialize(random_initializer(), force_reinit=True)
@@ -108,11 +113,16 @@ def test_random_weights_move_normalisation_parameters():
     for params in gluon, symbol:
         for name, v in params.items():
             if name.endswith(("gamma", "var")):
-                low, high = (2 / 3, 3 / 2) if name.endswith("gamma") else (1 / 2, 2)
+                low, high = (factor * 2 / 3, factor * 3 / 2) if name.endswith("gamma") else (1 / 2, 2)
                 assert ((v >= low) & (v <= high)).all() and np.abs(v - 1).min() > 0, (name, v)
             elif name.endswith(("beta", "mean")):
                 assert (np.abs(v) <= 0.2).all() and np.abs(v).min() > 0, (name, v)
     assert {"gamma", "beta", "moving_mean", "moving_var"} <= symbol.keys()
+    # a layer passes its input's scale on unchanged on average: E[gamma^2 / variance] = 1
+    draws = np.random.default_rng(0)
+    gamma = factor * np.exp(draws.uniform(*np.log([2 / 3, 3 / 2]), 10**6))
+    variance = np.exp(draws.uniform(*np.log([1 / 2, 2]), 10**6))
+    assert abs(np.mean(gamma**2 / variance) - 1) < 3e-3
     again = values(_batch_norm_symbol())  # same names, same values
     for name in ("gamma", "beta", "moving_mean", "moving_var"):
         np.testing.assert_array_equal(symbol[name], again[name])
