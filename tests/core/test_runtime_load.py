@@ -62,9 +62,9 @@ def test_a_provider_this_onnxruntime_lacks_is_refused_naming_those_it_has(graph)
 
 
 def test_a_model_without_a_runner_is_refused():
-    with pytest.raises(ValueError, match=r"model 'cv/faster_rcnn_resnet50_v1b_voc' \(object-detection\) names no "
+    with pytest.raises(ValueError, match=r"model 'contrib/textcnn_rand' \(text-classification\) names no "
                        "ONNX runner"):
-        gluon_hub.runtime.load("faster_rcnn_resnet50_v1b_voc", "any.onnx")
+        gluon_hub.runtime.load("textcnn_rand", "any.onnx")
 
 
 def test_without_a_file_the_converted_graph_comes_through_the_cache(graph, tmp_path, monkeypatch):

@@ -6,10 +6,9 @@ code. Classifiers print each image's top-k classes; detectors and Mask R-CNN pri
 image's boxes or instances as JSON and draw them with ``--out FILE.png``; segmentation models
 print class pixel fractions and draw a colour overlay; pose estimators print keypoints, action
 recognisers the top-k classes of each video, depth models depth statistics, and trackers the
-object's box in each frame. ``--runtime onnx [--model-file FILE.onnx]`` runs an exported
-classifier, SSD/YOLOv3/CenterNet detector, semantic-segmentation model, pose estimator, action
-recogniser, Monodepth2 model or tracker in onnxruntime (``gluon_hub.runtime.load``), without MXNet, and ``--json`` prints what
-the MXNet runtime prints.
+object's box in each frame. ``--runtime onnx [--model-file FILE.onnx]`` runs the exported
+model of any of these tasks in onnxruntime (``gluon_hub.runtime.load``, the runner its spec
+names), without MXNet, and ``--json`` prints what the MXNet runtime prints.
 
 It never downloads unless asked. By default it uses the model's published weights if they
 are already in the cache or on a local mirror, and otherwise stops and says how to get
@@ -93,9 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "person's box (instead of a detector)")
     parser.add_argument("--runtime", choices=("mxnet", "onnx"), default="mxnet",
                         help="mxnet (default) runs the model in MXNet; onnx runs its exported graph in "
-                        "onnxruntime without importing MXNet (classifiers, SSD/YOLOv3/CenterNet detectors, "
-                        "semantic segmentation, pose estimators, action recognisers, depth models, trackers; pip install "
-                        "onnxruntime Pillow, and decord for videos); --json prints the same structure for both")
+                        "onnxruntime without importing MXNet (every task: pip install onnxruntime Pillow, and decord "
+                        "for videos); --json prints the same structure for both")
     parser.add_argument("--model-file", metavar="FILE.onnx",
                         help="with --runtime onnx: the file gluon_hub.export(MODEL, FILE, format=\"onnx\") wrote "
                         "(default: the model's converted file in the cache, from gluon-hub convert/import); "

@@ -13,13 +13,11 @@ from typing import Any, Callable
 def start(args: argparse.Namespace, spec: Any) -> tuple[bool | str, Any]:
     """``(pretrained, ctx)`` for a model that runs in MXNet: the weights option (``--pretrained
     [TAG]`` downloads; with no weights option the published weights are used only if they are
-    already here) and the ``--ctx`` device. Refuses ``--runtime onnx`` for a task that has no ONNX
-    runner (the tasks that have one call :func:`onnx_runner` instead)."""
+    already here) and the ``--ctx`` device. Refuses ``--runtime onnx`` for a model whose spec names
+    no ONNX runner (the task modules call :func:`onnx_runner` for ``--runtime onnx``)."""
     if args.runtime == "onnx":
-        raise ValueError(f"--runtime onnx runs image classifiers, detectors (SSD, YOLOv3, CenterNet), "
-                         f"semantic segmentation, pose estimators, action recognisers, depth models and trackers; "
-                         f"{spec.qualified_name!r} "
-                         f"is a model for {spec.task}: run it without --runtime onnx")
+        raise ValueError(f"{spec.qualified_name!r} ({spec.task}) names no ONNX runner (its spec's runner), so "
+                         "--runtime onnx cannot run it: run it without --runtime onnx")
     from .devices import contexts
 
     ctx = contexts(args.ctx)[0]
@@ -41,7 +39,7 @@ def onnx_runner(args: argparse.Namespace, spec: Any) -> Any:
         raise ValueError(f"{', '.join(mxnet_only)} apply to the MXNet runtime; with --runtime onnx the "
                          "weights and classes are those of --model-file, run on the CPU")
     if not spec.runner:
-        start(args, spec)  # its refusal names the tasks that have a runner
+        start(args, spec)  # refuses: no runner
     return load_runner(spec.qualified_name, args.model_file, "--model-file", "MODEL")
 
 

@@ -88,7 +88,7 @@ class COCOInstanceMetric:
         boxes = boxes[keep, :4].astype(np.float64)
         labels, scores, masks = labels[keep].astype(int), scores[keep], masks[keep]
         if box_masks:
-            from .models.mask_rcnn import paste_masks
+            from .masks import paste_masks
 
             masks = paste_masks(masks, boxes, size, self.mask_thresh)
         self._done.add(image_id)

@@ -4,8 +4,9 @@ Preprocessing is GluonCV's Mask R-CNN test recipe (``presets.rcnn.load_test``): 
 side goes to the model's input side, the longer side stays within the network's ``max_size``
 (OpenCV bicubic, MXNet's ``interp=2``), then ``to_tensor`` and the model's mean/std (:func:`.predict.to_input`).
 Boxes are mapped back to the original image, and each instance's box-relative mask is pasted
-onto the original image with :func:`.models.mask_rcnn.paste_masks` (GluonCV's
-``expand_mask``).
+onto the original image with :func:`.masks.paste_masks` (GluonCV's ``expand_mask``).
+:func:`instances` is numpy only: the ONNX runner (:class:`.onnx_runner.InstanceSegmenter`)
+decodes with it too.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .masks import paste_masks
 from .predict import Detection, class_colour, draw_detections, each_image
 
-__all__ = ["Instance", "draw_instances", "run", "segment_instances"]
+__all__ = ["Instance", "draw_instances", "instances", "run", "segment_instances"]
 
 
 @dataclass(frozen=True)
@@ -38,17 +40,29 @@ class Instance:
 def _instances(net: Any, x: Any, classes: Sequence[str], threshold: float, width: int,
                height: int) -> list[Instance]:
     """The network's instances above ``threshold``, best first, in original image pixels."""
-    from .models.mask_rcnn import paste_masks
-
     ids, scores, boxes, masks = (out[0].asnumpy() for out in net(x))
-    ids, scores = ids[:, 0], scores[:, 0]
+    return instances(ids, scores, boxes, masks, x.shape[2:], (height, width), classes, threshold)
+
+
+def instances(ids: np.ndarray, scores: np.ndarray, boxes: np.ndarray, masks: np.ndarray,
+              input_size: Sequence[int], image_size: Sequence[int], classes: Sequence[str],
+              threshold: float) -> list[Instance]:
+    """One image's instances above ``threshold``, best first, in image pixels, from Mask R-CNN's
+    outputs ``(K, 1)`` ids, ``(K, 1)`` scores, ``(K, 4)`` boxes in network-input pixels and
+    ``(K, M, M)`` box masks; ``input_size`` and ``image_size`` are ``(height, width)``.
+
+    numpy only: the MXNet path and the ONNX runner decode the same way.
+    """
+    height, width = image_size
+    ids, scores = ids.reshape(-1), scores.reshape(-1)
     keep = (ids >= 0) & (scores >= threshold)
-    boxes = boxes[keep] * np.array([width / x.shape[3], height / x.shape[2]] * 2)
+    boxes = boxes.reshape(-1, 4)[keep] * np.array([width / input_size[1], height / input_size[0]] * 2)
     full = paste_masks(masks[keep], boxes, (height, width))
     boxes = np.clip(boxes, 0, [width, height, width, height])
     order = np.argsort(-scores[keep], kind="stable")
-    return [Instance(classes[int(i)], float(s), tuple(float(v) for v in b), m)  # type: ignore[arg-type]
-            for i, s, b, m in zip(ids[keep][order], scores[keep][order], boxes[order], full[order])]
+    names = [classes[int(i)] if int(i) < len(classes) else f"class {int(i)}" for i in ids[keep][order]]
+    return [Instance(n, float(s), tuple(float(v) for v in b), m)  # type: ignore[arg-type]
+            for n, s, b, m in zip(names, scores[keep][order], boxes[order], full[order])]
 
 
 def segment_instances(net: Any, spec: Any, images: Sequence[str], threshold: float = 0.5,
@@ -75,8 +89,13 @@ def draw_instances(image: Any, instances: Sequence[Instance], classes: Sequence[
 def run(args: argparse.Namespace, spec: Any) -> int:
     """``gluon-hub predict`` with a Mask R-CNN: one JSON object of instances per image (class,
     score, box, mask area in pixels) and, with ``--out``, the picture of them."""
-    from ..common.prediction import print_each_image, start
+    from ..common.prediction import check_images, onnx_runner, print_each_image, print_found, start
 
+    if args.runtime == "onnx":
+        runner = onnx_runner(args, spec)
+        check_images(args, "a Mask R-CNN")
+        found = runner.segment(args.images, args.threshold)
+        return print_found(args, found, "instances", lambda image, items: runner.draw(image, items, args.out))
     pretrained, ctx = start(args, spec)
     return print_each_image(args, spec, pretrained, ctx, segment_instances, draw_instances, "instances",
                             "a Mask R-CNN")

@@ -21,8 +21,8 @@ _CLASSES = {
 #: detections returned per image (the factories' default ``post_nms``; a row's ``detections``
 #: overrides it, as for Faster R-CNN's classes x proposals); the first output holds their class ids
 _POST_NMS = 100
-#: the families whose exported graph ends in the boxes (decoding and NMS inside): the ONNX runner's
-_RUNNER_FAMILIES = {"ssd", "yolo3", "center_net"}
+#: every family's exported graph ends in the boxes (decoding and NMS inside, the R-CNNs' too)
+_RUNNER = "gluon_cv_core.detection.onnx_runner:Detector"
 
 
 def _metrics(row: dict[str, Any], source: str) -> tuple[Metric, ...]:
@@ -67,7 +67,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["backbone"], row["classes"] or "custom"),
-        runner="gluon_cv_core.detection.onnx_runner:Detector" if row["family"] in _RUNNER_FAMILIES else None,
+        runner=_RUNNER,
     )
 
 

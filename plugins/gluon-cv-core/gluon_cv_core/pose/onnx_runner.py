@@ -2,9 +2,8 @@
 
 ``gluon_hub.runtime.load(name)`` builds :class:`PoseEstimator` for SimplePose, MobilePose and
 AlphaPose (their specs name it as ``runner``). It follows ``gluon-hub predict``'s MXNet pipeline
-(:mod:`.predict`) step by step, in numpy: the persons' boxes come from a detector runner (an
-exported SSD, YOLOv3 or CenterNet from ``gluon_hub.runtime.load``, its ``person`` detections) or
-are given; each box is grown and cut at whole pixels as there (:func:`.predict.crop_windows`),
+(:mod:`.predict`) step by step, in numpy: the persons' boxes come from a detector runner (the
+``person`` detections of an exported detector from ``gluon_hub.runtime.load``) or are given; each box is grown and cut at whole pixels as there (:func:`.predict.crop_windows`),
 resized to the network's input with OpenCV's bicubic arithmetic
 (:func:`gluon_hub.runtime.resize_cubic`, the pixels of MXNet's ``fixed_crop(..., interp=2)``),
 scaled and normalised; the heatmaps' peaks are decoded as GluonCV's demos decode them

@@ -221,9 +221,9 @@ def _onnx_detector(args: argparse.Namespace) -> Any:
 
     spec = gluon_hub.info(args.detector or DEFAULT_DETECTOR)
     if spec.task != "object-detection" or not spec.runner:
-        raise ValueError(f"--detector {spec.name!r} is a {spec.task} model without an ONNX runner; give an SSD, "
-                         f"YOLOv3 or CenterNet detector trained on COCO (which has a person class), e.g. "
-                         f"{DEFAULT_DETECTOR}")
+        lacks = "" if spec.runner else " without an ONNX runner"
+        raise ValueError(f"--detector {spec.name!r} is a {spec.task} model{lacks}; give an object detector "
+                         f"trained on COCO (which has a person class), e.g. {DEFAULT_DETECTOR}")
     detector = load_runner(spec.qualified_name, args.detector_file, "--detector-file", "DETECTOR")
     if "person" not in detector.classes:
         raise ValueError(f"--detector {spec.name!r} has no 'person' class ({', '.join(detector.classes[:5])}, ...); "

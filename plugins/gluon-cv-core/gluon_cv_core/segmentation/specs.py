@@ -28,6 +28,9 @@ _CLASSES = {
         "coco": (80, "gluon_cv_core.detection.classes:COCO_CLASSES", "COCO 2017"),
     },
 }
+#: task -> the ONNX runner of its models
+_RUNNERS = {"semantic-segmentation": "gluon_cv_core.segmentation.onnx_runner:Segmenter",
+            "instance-segmentation": "gluon_cv_core.detection.onnx_runner:InstanceSegmenter"}
 #: instances returned per image by Mask R-CNN (GluonCV's default ``rcnn_max_dets``)
 _INSTANCES = 1000
 
@@ -69,7 +72,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         license="Apache-2.0",
         paper=family["paper"],
         tags=(row["family"], row["backbone"], row["classes"] or "custom"),
-        runner="gluon_cv_core.segmentation.onnx_runner:Segmenter" if task == "semantic-segmentation" else None,
+        runner=_RUNNERS[task],
     )
 
 

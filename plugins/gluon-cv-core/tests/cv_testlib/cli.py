@@ -7,10 +7,11 @@ import subprocess
 import sys
 
 
-def hub_json(*args: str, check_no_mxnet: bool = False) -> list[dict]:
+def hub_json(*args: str, check_no_mxnet: bool = False, prelude: str = "") -> list[dict]:
     """``gluon-hub ARGS`` in a fresh process: its JSON lines (optionally asserting that it
-    never imported MXNet, as the ONNX runtime must not)."""
-    code = ("import sys\nfrom gluon_hub.cli import main\nrc = main(sys.argv[1:])\n"
+    never imported MXNet, as the ONNX runtime must not). ``prelude`` is Python run first (a
+    test's models registered by ``gluon_hub.register_plugin``)."""
+    code = ("import sys\n" + prelude + "\nfrom gluon_hub.cli import main\nrc = main(sys.argv[1:])\n"
             + ("assert 'mxnet' not in sys.modules, 'the ONNX path imported mxnet'\n" if check_no_mxnet else "")
             + "sys.exit(rc)\n")
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600)

@@ -141,8 +141,8 @@ def test_cli_json_and_picture_are_the_same_for_both_runtimes(exported, tmp_path)
     (["--detector-file", "d.onnx"], "--detector-file is the detector's exported file that --runtime onnx runs"),
     (["--runtime", "onnx", "--model-file", "POSE.onnx", "--detector-params", "d.params"],
      "with --runtime onnx give its exported file: --detector-file FILE.onnx"),
-    (["--runtime", "onnx", "--model-file", "POSE.onnx", "--detector", "faster_rcnn_resnet50_v1b_coco"],
-     "without an ONNX runner; give an SSD, YOLOv3 or CenterNet detector"),
+    (["--runtime", "onnx", "--model-file", "POSE.onnx", "--detector", "mask_rcnn_resnet18_v1b_coco"],
+     "is a instance-segmentation model; give an object detector trained on COCO"),
     (["--runtime", "onnx", "--model-file", "POSE.onnx", "--detector-file", "d.onnx", "--box", "1", "2", "3", "4"],
      "pass one of them"),
 ])

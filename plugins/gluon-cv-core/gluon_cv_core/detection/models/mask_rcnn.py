@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
-
 from gluon_hub.compat import mx
 
 from ...common.backbones.features import _shared, backbone, gluoncv_names
@@ -26,6 +24,7 @@ from ...common.blocks import BUILT_FROM_NAME, check_gluoncv_structure
 from ...common.boxes import class_index_map
 from ...common.norm import SyncBatchNorm
 from ..classes import BY_DATASET
+from ..masks import paste_masks
 from .faster_rcnn import _C4, _TAPS, FasterRCNN
 from .fpn import fpn_features
 
@@ -266,40 +265,6 @@ def mask_rcnn(config: str, classes: Sequence[str] | str = "coco", pretrained_bas
     return MaskRCNN(features, top, names, box_features=_box_head(spec["box_head"], norm_kwargs),
                     train_patterns=patterns, mask_norm_kwargs=norm_kwargs if sync else None,
                     **{**spec["options"], **options})
-
-
-def paste_masks(masks: np.ndarray, boxes: np.ndarray, size: tuple[int, int], threshold: float = 0.5) -> np.ndarray:
-    """Full-image binary masks ``(N, H, W)`` from ``(N, M, M)`` box masks and ``(N, 4)`` boxes.
-
-    GluonCV's ``expand_mask`` semantics, vectorized: each mask gets a one-cell zero border,
-    its box is widened by the same margin (by ``(M + 2) / M``) and rounded to integer pixels
-    (at least 1x1; GluonCV fails on smaller), the bordered mask is resized bilinearly (PIL)
-    onto that box, thresholded (``> threshold``) and clipped to the ``size = (H, W)`` image.
-    """
-    masks, boxes = np.asarray(masks, dtype=np.float32), np.asarray(boxes, dtype=np.float32)
-    if masks.ndim != 3 or masks.shape[1] != masks.shape[2] or boxes.shape != (len(masks), 4):
-        raise ValueError(f"paste_masks needs (N, M, M) masks and (N, 4) boxes, got {masks.shape} and {boxes.shape}")
-    height, width = size
-    out = np.zeros((len(masks), height, width), dtype=np.uint8)
-    side = masks.shape[1]
-    padded = np.zeros((len(masks), side + 2, side + 2), dtype=np.float32)
-    padded[:, 1:-1, 1:-1] = masks
-    scale = (side + 2.0) / side
-    half_w = (boxes[:, 2] - boxes[:, 0]) * 0.5 * scale
-    half_h = (boxes[:, 3] - boxes[:, 1]) * 0.5 * scale
-    cx, cy = (boxes[:, 2] + boxes[:, 0]) * 0.5, (boxes[:, 3] + boxes[:, 1]) * 0.5
-    corners = np.round(np.stack([cx - half_w, cy - half_h, cx + half_w, cy + half_h], axis=1)).astype(np.int64)
-    try:
-        from PIL import Image
-    except ImportError:
-        raise ImportError("paste_masks resizes with Pillow, which is not installed: pip install Pillow") from None
-    for i, (x1, y1, x2, y2) in enumerate(corners):
-        w, h = max(x2 - x1 + 1, 1), max(y2 - y1 + 1, 1)
-        resized = np.asarray(Image.fromarray(padded[i]).resize((w, h), Image.BILINEAR)) > threshold
-        ox1, oy1, ox2, oy2 = max(x1, 0), max(y1, 0), min(x2 + 1, width), min(y2 + 1, height)
-        if ox2 > ox1 and oy2 > oy1:
-            out[i, oy1:oy2, ox1:ox2] = resized[oy1 - y1:oy2 - y1, ox1 - x1:ox2 - x1]
-    return out
 
 
 __all__ = ["CONFIGS", "MaskHead", "MaskRCNN", "mask_rcnn", "paste_masks"]
