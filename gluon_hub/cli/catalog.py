@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from .._portability import is_current, is_portable, shapes_text
+from .._portability import BLOCKER_CLASSES, SummaryRow, is_current, is_portable, shapes_text, summarize
 from ._table import format_table, human_count, human_size, plural
 
 KINDS = ("models", "datasets", "embeddings", "vocabularies", "losses", "batchify")
@@ -27,7 +27,18 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--no-pretrained", dest="pretrained", action="store_false")
     p.add_argument("--portable", action="store_true",
                    help="only models measured to export to ONNX with MXNet's outputs")
-    p.add_argument("--json", action="store_true", help="print the full specs as JSON")
+    p.add_argument("--index", action="store_true",
+                   help="list the registry index's entries (registry.json or GLUON_HUB_INDEX) "
+                        "instead of the installed plugins'")
+    p.add_argument("--portability-summary", action="store_true",
+                   help="count the models by their stored ONNX rows (exportable, blocked by class, "
+                        "not yet measured, largest difference from MXNet); measures nothing")
+    p.add_argument("--by", choices=("task", "family"), default=None,
+                   help="with --portability-summary: one row per task (default) or per family "
+                        "(models sharing a factory)")
+    p.add_argument("--format", choices=("text", "markdown"), default=None,
+                   help="with --portability-summary: a terminal table (default) or README's markdown")
+    p.add_argument("--json", action="store_true", help="print the full specs (or the summary) as JSON")
     p.set_defaults(run=_list)
 
     p = subparsers.add_parser("info", help="show a model's (or dataset's, embedding's, vocabulary's ...) "
@@ -62,11 +73,24 @@ def _top1(spec) -> str | None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from .._catalog import Catalog
     from .._hub import get_hub
     from ..specs import SPEC_KINDS
 
+    if (args.by or args.format) and not args.portability_summary:
+        print("gluon-hub: error: --by and --format apply to --portability-summary only", file=sys.stderr)
+        return 2
+    if args.portability_summary and args.kind != "models":
+        print("gluon-hub: error: --portability-summary applies to models only", file=sys.stderr)
+        return 2
     filters = {"task": args.task} if args.kind in ("models", "datasets") else {}
-    specs = get_hub().catalog(args.kind).select(args.pattern, args.plugin, **filters)
+    hub = get_hub()
+    if args.index:  # the rows as `registry build` copied them, with or without the plugins
+        cls = SPEC_KINDS[args.kind]
+        catalog = Catalog(args.kind, [cls.from_dict(e) for e in hub.index().entries(args.kind)])
+    else:
+        catalog = hub.catalog(args.kind)
+    specs = catalog.select(args.pattern, args.plugin, **filters)
     if args.kind == "models" and args.pretrained is not None:
         specs = [s for s in specs if s.pretrained == args.pretrained]
     if args.portable:
@@ -74,6 +98,8 @@ def _list(args: argparse.Namespace) -> int:
             print("gluon-hub: error: --portable applies to models only", file=sys.stderr)
             return 2
         specs = [s for s in specs if is_portable(s)]
+    if args.portability_summary:
+        return _portability_summary(specs, args.by or "task", args.format or "text", args.json)
     if args.json:
         print(json.dumps([s.to_dict() for s in specs], indent=1))
         return 0
@@ -93,6 +119,49 @@ def _list(args: argparse.Namespace) -> int:
         rows = [(s.qualified_name, getattr(s, "task", None), s.description) for s in specs]
         print(format_table(("NAME", "TASK", "DESCRIPTION"), rows))
     print(f"\n{plural(len(specs), SPEC_KINDS[args.kind].noun)}")
+    return 0
+
+
+_LABELS = {key: label for key, label, *_ in BLOCKER_CLASSES}
+
+
+def _blocked_cell(row: SummaryRow) -> str:
+    """``15 (beyond tolerance 11, int8 operators 4)``: the blocked models by class."""
+    total = sum(row.blocked.values())
+    parts = [f"{_LABELS[key]} {row.blocked[key]}" for key in _LABELS if key in row.blocked]
+    return f"{total} ({', '.join(parts)})" if parts else "0"
+
+
+def _not_measured_cell(row: SummaryRow) -> str:
+    return f"{row.not_measured} ({row.stale} on an older spec)" if row.stale else str(row.not_measured)
+
+
+def _portability_summary(specs: list[Any], by: str, form: str, as_json: bool) -> int:
+    """Print the portability matrix summed up by task or family: ``--format markdown`` is
+    README's table (``scripts/portability_table.py`` writes it there)."""
+    rows = summarize(specs, by)
+    if as_json:
+        print(json.dumps([r.to_dict() for r in rows], indent=1))
+        return 0
+    cells: list[list[Any]] = []
+    for r in rows:
+        tasks = ("" if r is rows[-1] else ", ".join(r.tasks) if len(r.tasks) <= 2 else f"{len(r.tasks)} tasks")
+        cells.append([r.group, *([tasks] if by == "family" else []), r.models, r.exportable, _blocked_cell(r),
+                      _not_measured_cell(r), None if r.max_rel_diff is None else f"{r.max_rel_diff:.1e}"])
+    headers = [by, *(["task"] if by == "family" else []), "models", "exportable", "blocked",
+               "not yet measured", "largest relative difference"]
+    if form == "text":
+        print(format_table([h.upper() for h in headers], cells))
+        print("\nnot yet measured: no row, or a row measured on an older spec; 'gluon-hub portability "
+              "--missing --write' (gluon-hub-deploy) measures them")
+        return 0
+    print("| " + " | ".join(headers) + " |")
+    print("|" + "---|" * len(headers))
+    cells[-1][0] = "**all**"
+    for line in cells:
+        print("| " + " | ".join("" if c is None else str(c) for c in line) + " |")
+    print()
+    print("Blocked: " + "; ".join(f"*{label}*: {meaning}" for _, label, meaning, _ in BLOCKER_CLASSES) + ".")
     return 0
 
 

@@ -140,6 +140,14 @@ SNIPPETS: dict[str, dict[str, str]] = {
             "rewrites the installed plugins' portability.json (an hour for the whole zoo)",
         "gluon-hub registry build                      # copy the rows into registry.json":
             "rewrites the checkout's registry.json; .ci/run runs 'registry check'",
+        "gluon-hub list --portability-summary            # per task: exportable, blocked by class, not yet measured":
+            RUN,
+        "gluon-hub list --portability-summary --by family   # one row per family (models sharing a factory)": RUN,
+        "gluon-hub list --portability-summary --index --format markdown   # registry.json's rows, no plugins needed":
+            RUN,
+        "python scripts/portability_table.py             # rewrite README's table from the stored rows":
+            "rewrites the checkout's README.md; tests/docs/test_portability_table.py runs it on a copy "
+            "and fails while README's table differs from the rows",
         'classifier = gluon_hub.runtime.load("resnet50_v1d", "r50.onnx")   # or no file: the converted one in the cache':
             READERS,
         'encoder = gluon_hub.runtime.load("bert_12_768_12", "bert.onnx")      # bert-valid_length.onnx':
