@@ -13,15 +13,21 @@ two crops of it), MXNet's preprocessing of them for that model and for ``resnet5
 the same arrays and ``gluon-hub predict --runtime onnx`` the same classes.
 
 ``bundle/`` holds one small model per task with a runner, each with fixed-seed random weights
-saved as ``.params``: ``gluon-hub predict NAME INPUT --params FILE --json`` recorded in MXNet,
-the model converted with ``gluon_hub_deploy.convert`` (what ``gluon-hub convert NAME --params
-FILE -o DIR`` runs) and everything packed by ``gluon-hub bundle`` into ``hub.tar``.
+(heads that random weights saturate moved into a trained model's range, as the portability
+measurement does): ``gluon-hub predict NAME INPUT --params FILE --json`` recorded in MXNet, the
+model converted with ``gluon_hub_deploy.convert`` (what ``gluon-hub convert NAME --params FILE
+-o DIR`` runs) and packed by ``gluon-hub bundle`` into ``hub.tar``, beside the inputs. Only
+that is kept: the weights and the mirror folder the files were published in are temporary.
 The pose estimator's person detector is exported after ``reset_class(["person"])`` (as the MXNet
-path resets it) and published as its converted file; the text models (BERT, GPT-2 in small
-configurations) are exported graph by graph and published under ``default-GRAPH.onnx``, with
-MXNet's features and greedy tokens. ``tests/core/test_runtime_bundle.py`` imports the bundle
-into a fresh cache without MXNet and compares ``gluon-hub predict NAME INPUT --runtime onnx
---json`` by name, and the text runners, with these answers.
+path resets it) and published as its converted file. ``transformer_en_de_512`` is too big for
+CI, so a small configuration of its spec is registered by a plugin (``onnxfixtures/tiny_nmt``,
+in the manifest for the other side to register too), converted into its two graphs, and
+``gluon-hub translate-text --json`` recorded. The text models (BERT, GPT-2 and the standard
+LSTM language model in small configurations) are exported graph by graph and published under
+``default-GRAPH.onnx``, with MXNet's features, greedy tokens and log-probabilities.
+``tests/core/test_runtime_bundle.py`` imports the bundle into a fresh cache without MXNet and
+compares ``gluon-hub predict NAME INPUT --runtime onnx --json`` (and ``translate-text``) by
+name, and the text runners, with these answers.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import io
 import json
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     manifest = {"model": MODEL, "onnx": f"{MODEL}.onnx", "images": images, "inputs": f"{MODEL}.input.npy",
                 "outputs": f"{MODEL}.mxnet.npy", "shrunk": {"model": SHRUNK, "inputs": f"{SHRUNK}.input.npy"},
                 "made_with": {"python": sys.version.split()[0], "mxnet": mx.__version__, "numpy": np.__version__}}
-    net.save_parameters(str(folder / f"{MODEL}.params"))
-    manifest["bundle"] = export_bundle(folder, folder / f"{MODEL}.params")
+    with tempfile.TemporaryDirectory() as work:  # weights and the mirror folder: only the bundle is kept
+        net.save_parameters(str(Path(work) / f"{MODEL}.params"))
+        manifest["bundle"] = export_bundle(folder, Path(work) / f"{MODEL}.params", Path(work))
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"export_onnx_fixtures: {MODEL} and {len(images)} images with MXNet's answers, and "
           f"{len(manifest['bundle']['cases'])} tasks' models in {folder / 'bundle' / BUNDLE}")
@@ -91,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
 BUNDLE = "hub.tar"
 #: the pose estimator's person detector (a COCO detector with a runner)
 DETECTOR = "yolo3_mobilenet0.25_coco"
-#: per case: model, inputs (files in bundle/), options of both runtimes, and how close numbers must
-#: be: ``atol`` for probabilities, scores and fractions, ``pixels`` for coordinates ("box", "x", "y")
+#: per case: the command (``predict`` unless named), model, inputs (files in bundle/, or sentences),
+#: options of both runtimes, and how close numbers must be: ``atol`` (plus ``rtol`` of the number,
+#: if given) for probabilities, scores, fractions and depths, ``pixels`` for coordinates ("box", "x", "y")
 CASES = [
     {"model": MODEL, "inputs": ["photo.png"], "options": ["-k", "5"], "atol": 1e-5, "pixels": 0},
     {"model": "yolo3_mobilenet0.25_voc", "inputs": ["photo.png"], "options": [], "atol": 1e-5, "pixels": 1e-3},
@@ -103,7 +112,21 @@ CASES = [
     # the tracker's JSON rounds boxes to 0.01 pixel: a rounding step apart, and no more
     {"model": "siamrpn_alexnet_v2_otb15", "inputs": ["square.avi"], "options": ["--box", "6", "8", "20", "22"],
      "atol": 1e-5, "pixels": 0.0101},
+    # depths in metres: within the runner's 1e-4 relative (disparity heads scaled as trained ones)
+    {"model": "monodepth2_resnet18_kitti_stereo_640x192", "inputs": ["face.png"], "options": [], "atol": 0,
+     "rtol": 1e-4, "pixels": 0},
+    # beam search (the command's beam 4) on a small Transformer: the same subwords
+    {"command": "translate-text", "model": "onnxfixtures/tiny_nmt",
+     "inputs": ["w3@@ w7 w9", "w12 w5@@ w5 w30 w1 w17 w8", "w2", "w21 w33 w4@@ w19"],
+     "options": ["--vocab", "nmt_vocab.json", "--max-length", "8", "--batch-size", "3"], "atol": 0, "pixels": 0},
 ]
+#: models too big for CI in their published size, registered small by a plugin of this name in
+#: both processes (``transformer_en_de_512`` has 63 million parameters): name -> (spec it copies,
+#: its keyword arguments less the vocabulary's size)
+SMALL_PLUGIN = "onnxfixtures"
+SMALL = {"tiny_nmt": ("transformer_en_de_512", dict(num_layers=2, units=16, hidden_size=32, num_heads=4))}
+#: the EOS score's raise in the small Transformer, so that some translations end before --max-length
+NMT_EOS_BOOST = 0.75
 #: the text models' small configurations (random weights; their graphs, not their size, are checked)
 TEXT = {"bert_12_768_12": dict(num_layers=2, units=8, hidden_size=16, num_heads=2, max_length=64),
         "gpt2_117m": dict(num_layers=2, units=8, num_heads=2, max_length=32)}
@@ -113,6 +136,10 @@ TEXTS, PAIRS = ["The cat sat on the mat.", "A dog ran home"], ["cats sat", "the 
 MERGES = "#version: 0.2\nh e\nt he\n\u0120 the\na t\nc at\n\u0120 cat\n\u0120 s\n\u0120s at\n"
 CORPUS = "the cat sat on the mat. a dog ran home, the cats ran on"
 PROMPT, NEW_TOKENS = "the cat sat on", 12
+#: the LSTM language model's small configuration, the text it scores and the runner's chunk length
+#: (shorter than the text: the states are carried across chunks)
+LM, LM_CONFIG = "standard_lstm_lm_200", dict(embed_size=8, hidden_size=8)
+LM_TEXT, LM_CHUNK = "w1 w5 w9 w3 w14\nw2 w2 w20 w7\n\nw11 w0 w25 w8 w17 w4 w6\nw13 w1", 5
 
 
 def _he_weights(net: Any, *shapes: tuple[int, ...], seed: int) -> None:
@@ -122,8 +149,8 @@ def _he_weights(net: Any, *shapes: tuple[int, ...], seed: int) -> None:
     net(*[mx.nd.zeros(shape) for shape in shapes])
 
 
-def _predict(args: list[str], cwd: Path) -> list[dict[str, Any]]:
-    """``gluon-hub predict ARGS --json`` in this process, run from ``cwd``: its JSON lines."""
+def _predict(args: list[str], cwd: Path, command: str = "predict") -> list[dict[str, Any]]:
+    """``gluon-hub COMMAND ARGS --json`` in this process, run from ``cwd``: its JSON lines."""
     import os
 
     from gluon_hub.cli import main as hub
@@ -132,11 +159,11 @@ def _predict(args: list[str], cwd: Path) -> list[dict[str, Any]]:
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(out):
-            code = hub(["predict", *args, "--json"])
+            code = hub([command, *args, "--json"])
     finally:
         os.chdir(here)
     if code != 0:
-        raise RuntimeError(f"gluon-hub predict {' '.join(args)} failed ({code})")
+        raise RuntimeError(f"gluon-hub {command} {' '.join(args)} failed ({code})")
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
@@ -178,13 +205,21 @@ def _write_inputs(bundle: Path, photo: Path) -> None:
 
 
 def _seeded_params(name: str, folder: Path, seed: int) -> Path:
-    """``name`` with He weights from ``seed`` (SiamRPN's heads spread), saved as ``.params``."""
+    """``name`` with He weights from ``seed``, saved as ``.params``; heads that random weights
+    saturate are moved into a trained model's range: SiamRPN's spread, and those of the families
+    the portability measurement names (``TRAINED_LIKE``: Monodepth2's disparity, R-CNN heads)."""
+    from gluon_hub._factory import import_object
+    from gluon_hub_deploy._measure import TRAINED_LIKE
+
     spec = gluon_hub.info(name)
     net = gluon_hub.load(name)
     shapes = [(1, *i.shape) for i in (spec.input, *spec.extra_inputs)]
     _he_weights(net, *shapes, seed=seed)
     if spec.task == "object-tracking":
         _spread_siamrpn(net, shapes, seed)
+    if spec.factory in TRAINED_LIKE:
+        scale = import_object(TRAINED_LIKE[spec.factory], f"the trained-like weights of {name!r}")
+        scale(net, mx.nd.array(np.random.RandomState(seed).uniform(-1, 1, shapes[0])))
     path = folder / f"{name}.params"
     net.save_parameters(str(path))
     return path
@@ -202,34 +237,73 @@ def _spread_siamrpn(net: Any, shapes: list[tuple[int, ...]], seed: int) -> None:
         head.bias.set_data(head.bias.data() * factor)
 
 
-def _person_detector(folder: Path, site: Path, seed: int) -> tuple[Path, float]:
-    """The detector's 80-class ``.params`` (the MXNet path resets it to ``person``), its graph
-    exported after that reset and published as its converted file in ``site``, and a score
-    threshold between its persons."""
+def _person_detector(photo: Path, work: Path, site: Path, seed: int) -> tuple[Path, float]:
+    """The detector's 80-class ``.params`` in ``work`` (the MXNet path resets it to ``person``),
+    its graph exported after that reset and published as its converted file in ``site``, and a
+    score threshold between its persons on ``photo``."""
     from gluon_cv_core.detection.predict import detect
 
     net = gluon_hub.load(DETECTOR)
     _he_weights(net, (1, 3, 416, 416), seed=seed)
-    params = folder / f"{DETECTOR}.params"
+    params = work / f"{DETECTOR}.params"
     net.save_parameters(str(params))
     net.reset_class(["person"], reuse_weights=["person"])
-    graph = folder / f"{DETECTOR}-person.onnx"
+    graph = work / f"{DETECTOR}-person.onnx"
     gluon_hub.export(net, graph, format="onnx", input_shape=(1, 3, 416, 416), dynamic_batch=True,
                      dynamic_spatial=True)
     gluon_hub.publish(graph, DETECTOR, site, tag="default.onnx", description=f"{DETECTOR} reset to person")
-    graph.unlink()
-    ((_, found),) = detect(net, gluon_hub.info(DETECTOR), [str(folder / "photo.png")], 0.0)
+    ((_, found),) = detect(net, gluon_hub.info(DETECTOR), [str(photo)], 0.0)
     return params, _gap_threshold([d.score for d in found])
 
 
-def _export_text(folder: Path, site: Path) -> dict[str, Any]:
-    """BERT's features and GPT-2's greedy tokens in MXNet, their graphs published in ``site``."""
+def _register_small(vocab_sizes: dict[str, int]) -> dict[str, Any]:
+    """Registers :data:`SMALL`'s specs (for vocabularies of ``vocab_sizes``) under
+    :data:`SMALL_PLUGIN` in this process; returns what the process without MXNet registers."""
+    import dataclasses
+    import types
+
+    from gluon_hub import hookimpl
+
+    recorded: list[dict[str, Any]] = [
+        {"name": name, "like": like, "kwargs": dict(kwargs, vocab_size=vocab_sizes[name])}
+        for name, (like, kwargs) in SMALL.items()]
+    specs = [dataclasses.replace(gluon_hub.info(s["like"]), name=s["name"], plugin="", kwargs=s["kwargs"])
+             for s in recorded]
+    gluon_hub.register_plugin(types.SimpleNamespace(GLUON_HUB_API=">=1,<2",
+                                                    gluon_hub_models=hookimpl(lambda: specs)), SMALL_PLUGIN)
+    return {"plugin": SMALL_PLUGIN, "specs": recorded}
+
+
+def _small_transformer(bundle: Path, work: Path) -> tuple[Path, dict[str, Any]]:
+    """The small Transformer's vocabulary (``bundle/nmt_vocab.json``) and seeded ``.params`` (in
+    ``work``), its spec registered; returns the file and the registration."""
+    from gluon_nlp_core.text.vocab import Vocab, count_tokens
+
+    vocab = Vocab(count_tokens(f"w{i}" for i in range(40)))
+    (bundle / "nmt_vocab.json").write_text(vocab.to_json(), encoding="utf-8")
+    small = _register_small({"tiny_nmt": len(vocab)})
+    net = gluon_hub.load(f"{SMALL_PLUGIN}/tiny_nmt")
+    src = mx.nd.array([[5, 6, 7]])
+    net(src, src, mx.nd.array([3]), mx.nd.array([3]))  # shapes the parameters
+    rng = np.random.RandomState(0)
+    for key, param in sorted(net.collect_params().items()):
+        param.set_data(mx.nd.array(rng.normal(1.0 if key.endswith("gamma") else 0.0, 0.2, param.shape)))
+    bias, eos = net.tgt_proj.bias.data(), vocab[vocab.eos_token]
+    bias[eos] = bias[eos] + NMT_EOS_BOOST
+    params = work / "tiny_nmt.params"
+    net.save_parameters(str(params))
+    return params, small
+
+
+def _export_text(bundle: Path, work: Path, site: Path) -> dict[str, Any]:
+    """BERT's features, GPT-2's greedy tokens and the LSTM language model's log-probabilities in
+    MXNet, their graphs published in ``site`` (weights and graphs written in ``work``)."""
     import gluon_hub.runtime
     from gluon_nlp_core.decoding import BeamSearchSampler
     from gluon_nlp_core.text import BERT_SPECIAL_TOKENS, GPT2BPETokenizer, Vocab
 
-    (folder / "merges.txt").write_text(MERGES, encoding="utf-8")
-    gpt2_words = ["<|endoftext|>", *dict.fromkeys(GPT2BPETokenizer(folder / "merges.txt")(CORPUS))]
+    (bundle / "merges.txt").write_text(MERGES, encoding="utf-8")
+    gpt2_words = ["<|endoftext|>", *dict.fromkeys(GPT2BPETokenizer(bundle / "merges.txt")(CORPUS))]
     vocabs = {"bert_12_768_12": Vocab.from_tokens(BERT_WORDS, **BERT_SPECIAL_TOKENS),
               "gpt2_117m": Vocab.from_tokens(gpt2_words, unknown_token=None, eos_token="<|endoftext|>")}
     nets, tags = {}, []
@@ -241,22 +315,22 @@ def _export_text(folder: Path, site: Path) -> dict[str, Any]:
         rng = np.random.RandomState(0)
         for key, param in sorted(net.collect_params().items()):
             param.set_data(mx.nd.array(rng.normal(1.0 if key.endswith("gamma") else 0.0, 0.4, param.shape)))
-        net.save_parameters(str(folder / f"{name}.params"))
-        for graph in gluon_hub.export(name, folder / f"{name}.onnx", format="onnx",
-                                      pretrained=str(folder / f"{name}.params"), **kwargs):
-            tag = f"default-{graph.stem.removeprefix(name + '-')}.onnx"
+        net.save_parameters(str(work / f"{name}.params"))
+        for graph in gluon_hub.export(name, work / f"{name}.onnx", format="onnx",
+                                      pretrained=str(work / f"{name}.params"), **kwargs):
+            tag = f"default{graph.stem.removeprefix(name)}.onnx"  # default-GRAPH.onnx, or a lone graph default.onnx
             gluon_hub.publish(graph, name, site, tag=tag, description=f"{name}'s small configuration, one graph")
             tags.append(f"{name}:{tag}")
         nets[name] = net
     # the runners' own encoding (tokenizers only) gives the ids both runtimes are fed
     options = {"bert_12_768_12": dict(vocab=vocabs["bert_12_768_12"], lower=True, max_length=64),
-               "gpt2_117m": dict(vocab=vocabs["gpt2_117m"], merges=folder / "merges.txt", max_length=32)}
-    encoder = gluon_hub.runtime.load("bert_12_768_12", folder / "bert_12_768_12.onnx", **options["bert_12_768_12"])
+               "gpt2_117m": dict(vocab=vocabs["gpt2_117m"], merges=bundle / "merges.txt", max_length=32)}
+    encoder = gluon_hub.runtime.load("bert_12_768_12", work / "bert_12_768_12.onnx", **options["bert_12_768_12"])
     ids, segments, lengths = encoder.encode(TEXTS, PAIRS)
     masked = mx.nd.zeros((len(TEXTS), 1))  # the masked-LM head's positions: no feature depends on them
     sequence, pooled = nets["bert_12_768_12"](mx.nd.array(ids), mx.nd.array(segments), mx.nd.array(lengths),
                                               masked)[:2]
-    generator = gluon_hub.runtime.load("gpt2_117m", folder / "gpt2_117m.onnx", **options["gpt2_117m"])
+    generator = gluon_hub.runtime.load("gpt2_117m", work / "gpt2_117m.onnx", **options["gpt2_117m"])
     prompt = generator.encode(PROMPT)
     gpt2 = nets["gpt2_117m"]
 
@@ -268,49 +342,83 @@ def _export_text(folder: Path, site: Path) -> dict[str, Any]:
     sampler = BeamSearchSampler(1, step, eos_id=generator.eos_id, max_length=NEW_TOKENS)
     samples, _, length = sampler(mx.nd.array(prompt[-1:]), states)
     greedy = samples[0, 0, 1:int(length[0, 0].asscalar())].asnumpy().astype(int).tolist()
-    for name in TEXT:
-        for graph in folder.glob(f"{name}-*.onnx"):
-            graph.unlink()
-    return {"tags": tags, "bert_words": BERT_WORDS, "gpt2_words": gpt2_words, "merges": "merges.txt",
+    lm, lm_tags = _export_language_model(bundle, work, site)
+    return {"tags": tags + lm_tags, "lm": lm, "bert_words": BERT_WORDS, "gpt2_words": gpt2_words, "merges": "merges.txt",
             "texts": TEXTS, "pairs": PAIRS, "prompt": PROMPT, "new_tokens": NEW_TOKENS,
             "bert": {"ids": ids.tolist(), "lengths": lengths.tolist(), "sequence": sequence.asnumpy().tolist(),
                      "pooled": pooled.asnumpy().tolist(), "rtol": 1e-4},
             "gpt2": {"prompt_ids": prompt, "greedy": greedy}}
 
 
-def export_bundle(folder: Path, classifier_params: Path) -> dict[str, Any]:
-    """``folder/bundle``: each case's inputs, ``.params``, MXNet's ``--json`` answers, and the
-    bundle of the converted files; returns the manifest's ``bundle`` entry."""
+def _export_language_model(bundle: Path, work: Path, site: Path) -> tuple[dict[str, Any], list[str]]:
+    """The small LSTM language model's ``step`` graph published in ``site``, its vocabulary
+    (``bundle/lm_vocab.json``) and MXNet's log-probabilities of :data:`LM_TEXT` over the whole
+    sequence at once (the runner runs it in chunks, carrying the states)."""
+    from gluon_nlp_core.text.vocab import Vocab, count_tokens
+
+    vocab = Vocab(count_tokens(f"w{i}" for i in range(26)))
+    (bundle / "lm_vocab.json").write_text(vocab.to_json(), encoding="utf-8")
+    kwargs = dict(LM_CONFIG, vocab_size=len(vocab))
+    net = gluon_hub.load(LM, **kwargs)
+    net(mx.nd.ones((2, 1)), net.begin_state(batch_size=1))  # shapes the parameters
+    rng = np.random.RandomState(0)
+    for _, param in sorted(net.collect_params().items()):
+        param.set_data(mx.nd.array(rng.normal(0.0, 0.5, param.shape)))
+    params = work / f"{LM}.params"
+    net.save_parameters(str(params))
+    tags = []
+    for graph in gluon_hub.export(LM, work / f"{LM}.onnx", format="onnx", pretrained=str(params), **kwargs):
+        tag = f"default{graph.stem.removeprefix(LM)}.onnx"
+        gluon_hub.publish(graph, LM, site, tag=tag, description=f"{LM}'s small configuration, one graph")
+        tags.append(f"{LM}:{tag}")
+    # the ids the runner reads the text as: the end-of-sentence token first and after each line
+    eos, lines = vocab.eos_token, [line.split() for line in LM_TEXT.splitlines() if line.split()]
+    ids = vocab[[eos, *(token for line in lines for token in (*line, eos))]]
+    scores, _ = net(mx.nd.array(ids[:-1]).reshape((-1, 1)), net.begin_state(batch_size=1))
+    logits = scores.asnumpy()[:, 0].astype(np.float64)
+    logits -= logits.max(axis=1, keepdims=True)
+    log_probs = (logits - np.log(np.exp(logits).sum(axis=1, keepdims=True)))[np.arange(len(ids) - 1), ids[1:]]
+    return {"model": LM, "vocab": "lm_vocab.json", "text": LM_TEXT, "ids": ids, "log_probs": log_probs.tolist(),
+            "perplexity": float(np.exp(-log_probs.mean())), "chunk": LM_CHUNK, "atol": 1e-5}, tags
+
+
+def export_bundle(folder: Path, classifier_params: Path, work: Path) -> dict[str, Any]:
+    """``folder/bundle``: each case's inputs, MXNet's ``--json`` answers, and the bundle of the
+    converted files (the weights and the mirror folder they were published in stay in ``work``);
+    returns the manifest's ``bundle`` entry."""
     from gluon_hub.cli import main as hub
     from gluon_hub_deploy import convert
 
-    bundle, site = folder / "bundle", folder / "bundle" / "site"
-    shutil.rmtree(bundle, ignore_errors=True)  # a run before this one published into the same index
-    site.mkdir(parents=True)
+    bundle, site = folder / "bundle", work / "site"
+    shutil.rmtree(bundle, ignore_errors=True)
+    bundle.mkdir()
+    site.mkdir()
     _write_inputs(bundle, folder / "photo.png")
-    cases, tags = [], []
+    cases, tags, small = [], [], None
     for seed, case in enumerate(CASES):
         case = dict(case, options=list(case["options"]))
-        name = case["model"]
-        params = classifier_params if name == MODEL else _seeded_params(name, bundle, seed)
+        name, command = str(case["model"]), str(case.get("command", "predict"))
+        if command == "translate-text":
+            params, small = _small_transformer(bundle, work)
+        else:
+            params = classifier_params if name == MODEL else _seeded_params(name, work, seed)
         mxnet_only = ["--params", str(params)]
         if name == "yolo3_mobilenet0.25_voc":  # a threshold in a gap between its boxes' scores
             found = _predict([name, *case["inputs"], *mxnet_only, "--threshold", "0"], bundle)
             case["options"] += ["--threshold", f"{_gap_threshold([b['score'] for b in found[0]['detections']]):.6f}"]
         if "--detector" in case["options"]:
-            detector_params, threshold = _person_detector(bundle, site, seed)
+            detector_params, threshold = _person_detector(bundle / "photo.png", work, site, seed)
             mxnet_only += ["--detector-params", str(detector_params)]
             case["options"] += ["--threshold", f"{threshold:.6f}"]
             tags.append(f"{DETECTOR}:default.onnx")
-        case["mxnet"] = _predict([name, *case["inputs"], *case["options"], *mxnet_only], bundle)
-        (converted,) = convert([name], site, params=params, progress=False)
-        tags.append(f"{name}:{converted.tag}")
+        case["mxnet"] = _predict([name, *case["inputs"], *case["options"], *mxnet_only], bundle, command)
+        tags += [f"{name}:{converted.tag}" for converted in convert([name], site, params=params, progress=False)]
         cases.append(case)
-    text = _export_text(bundle, site)
+    text = _export_text(bundle, work, site)
     tags += text["tags"]
     if hub(["bundle", *tags, "--from-dir", str(site), "-o", str(bundle / BUNDLE)]) != 0:
         raise RuntimeError("gluon-hub bundle failed")
-    return {"file": f"bundle/{BUNDLE}", "folder": "bundle", "cases": cases, "text": text}
+    return {"file": f"bundle/{BUNDLE}", "folder": "bundle", "small": small, "cases": cases, "text": text}
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ folder ``GLUON_HUB_TEST_ONNX_DIR`` names: one small model per task with seeded r
 features and GPT-2 greedy tokens. Here, with no MXNet (the Python 3.13 + numpy 2 leg; on 3.11
 ``import mxnet`` is made to fail the same way), the bundle is imported into a fresh cache and
 ``gluon-hub predict NAME INPUT --runtime onnx --json`` runs by name, offline, in a real
-subprocess: the same JSON structure, strings and counts, numbers within each case's stated
-tolerance. The text runners are loaded by name too (``gluon_hub.runtime.load``: each graph
-from the imported ``default-GRAPH.onnx`` through the cache), with MXNet's ids and answers.
-Without the variable these tests are skipped.
+subprocess (for depth too, and ``translate-text`` for a small Transformer that a plugin
+registers in both processes): the same JSON structure, strings and counts, numbers within each
+case's stated tolerance. The text runners (BERT, GPT-2, LSTM language-model scoring) are loaded
+by name too (``gluon_hub.runtime.load``: each graph from the imported ``default-GRAPH.onnx``
+through the cache), with MXNet's ids and answers. Without the variable these tests are skipped.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ FOLDER = os.environ.get("GLUON_HUB_TEST_ONNX_DIR")
 #: JSON keys whose numbers are pixel coordinates (each case states their tolerance apart)
 COORDINATES = {"box", "x", "y"}
 
-#: ``import mxnet`` fails in the child as where MXNet is not installed; then the hub's CLI runs
+#: ``import mxnet`` fails in the child as where MXNet is not installed; the small specs the
+#: manifest names (``SMALL_SPECS``: copies of a published spec in a small configuration) are
+#: registered as the export registered them; then the hub's CLI runs
 WITHOUT_MXNET = """
-import sys
+import dataclasses, json, os, sys, types
 
 class NoMXNet:
     @classmethod
@@ -41,7 +44,15 @@ class NoMXNet:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
 sys.meta_path.insert(0, NoMXNet)
+import gluon_hub
 from gluon_hub.cli import main
+
+small = json.loads(os.environ.get("SMALL_SPECS") or "null")
+if small:
+    specs = [dataclasses.replace(gluon_hub.info(s["like"]), name=s["name"], plugin="", kwargs=s["kwargs"])
+             for s in small["specs"]]
+    gluon_hub.register_plugin(types.SimpleNamespace(GLUON_HUB_API=">=1,<2",
+                              gluon_hub_models=gluon_hub.hookimpl(lambda: specs)), small["plugin"])
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -70,27 +81,30 @@ def imported(bundle, tmp_path_factory) -> dict[str, str]:
     """The environment of a fresh cache the bundle was imported into, offline, with no mirror."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("GLUON_HUB_MIRRORS", "GLUON_HUB_SHARED_CACHE")}
-    env.update(GLUON_HUB_HOME=str(tmp_path_factory.mktemp("cache")), GLUON_HUB_OFFLINE="1", GLUON_HUB_PROGRESS="0")
+    env.update(GLUON_HUB_HOME=str(tmp_path_factory.mktemp("cache")), GLUON_HUB_OFFLINE="1", GLUON_HUB_PROGRESS="0",
+               SMALL_SPECS=json.dumps(bundle.get("small")))
     done = subprocess.run([sys.executable, "-c", WITHOUT_MXNET, "import", str(Path(FOLDER, bundle["file"]))],
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return env
 
 
-def _same(want: Any, got: Any, atol: float, pixels: float, where: str = "") -> None:
-    """``got`` has ``want``'s structure, strings and integers; floats within ``atol``, or within
-    ``pixels`` under a coordinate key."""
+def _same(want: Any, got: Any, atol: float, pixels: float, where: str = "", rtol: float = 0.0) -> None:
+    """``got`` has ``want``'s structure, strings and integers; floats within ``atol`` plus
+    ``rtol`` of the number, or within ``pixels`` under a coordinate key."""
     if isinstance(want, dict):
         assert isinstance(got, dict) and set(got) == set(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
         for key in want:
-            _same(want[key], got[key], pixels if key in COORDINATES else atol, pixels, f"{where}.{key}")
+            pixel = key in COORDINATES
+            _same(want[key], got[key], pixels if pixel else atol, pixels, f"{where}.{key}", 0.0 if pixel else rtol)
     elif isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), f"{where}: {len(got)} items, MXNet {len(want)}"
         for index, (w, g) in enumerate(zip(want, got)):
-            _same(w, g, atol, pixels, f"{where}[{index}]")
+            _same(w, g, atol, pixels, f"{where}[{index}]", rtol)
     elif isinstance(want, float) or isinstance(got, float):
         assert isinstance(got, (int, float)) and not isinstance(got, bool), f"{where}: {got!r}, MXNet {want!r}"
-        assert abs(got - want) <= atol, f"{where}: {got!r}, MXNet {want!r} (tolerance {atol:g})"
+        tolerance = atol + rtol * abs(want)
+        assert abs(got - want) <= tolerance, f"{where}: {got!r}, MXNet {want!r} (tolerance {tolerance:g})"
     else:
         assert got == want, f"{where}: {got!r}, MXNet {want!r}"
 
@@ -104,13 +118,14 @@ def _cases() -> list[Any]:
 
 @pytest.mark.parametrize("case", _cases())
 def test_predict_by_name_from_the_bundle_gives_mxnets_json(bundle, imported, case):
-    command = ["predict", case["model"], *case["inputs"], "--runtime", "onnx", "--json", *case["options"]]
+    command = [case.get("command", "predict"), case["model"], *case["inputs"], "--runtime", "onnx", "--json",
+               *case["options"]]
     done = subprocess.run([sys.executable, "-c", WITHOUT_MXNET, *command], cwd=Path(FOLDER, bundle["folder"]),
                           env=imported, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     got = [json.loads(line) for line in done.stdout.splitlines()]
-    assert got, "gluon-hub predict printed nothing"
-    _same(case["mxnet"], got, case["atol"], case["pixels"], case["model"])
+    assert got, f"gluon-hub {command[0]} printed nothing"
+    _same(case["mxnet"], got, case["atol"], case["pixels"], case["model"], case.get("rtol", 0.0))
 
 
 def test_text_runners_from_the_bundle_give_mxnets_features_and_tokens(bundle, imported, monkeypatch):
@@ -141,3 +156,20 @@ def test_text_runners_from_the_bundle_give_mxnets_features_and_tokens(bundle, im
     got, want = generator.generate_ids(prompt, text["new_tokens"]), text["gpt2"]["greedy"]
     # MXNet's sampler appends the end token to a beam still running after its steps
     assert got == (want if got[-1] == generator.eos_id else want[:-1]), (got, want)
+
+
+def test_language_model_scorer_from_the_bundle_gives_mxnets_log_probs(bundle, imported, monkeypatch):
+    import gluon_hub.runtime
+    from gluon_nlp_core.text.vocab import Vocab
+
+    for key in ("GLUON_HUB_HOME", "GLUON_HUB_OFFLINE"):
+        monkeypatch.setenv(key, imported[key])
+    lm = bundle["text"]["lm"]
+    vocab = Vocab.from_json(Path(FOLDER, bundle["folder"], lm["vocab"]).read_text("utf-8"))
+    scorer = gluon_hub.runtime.load(lm["model"], vocab=vocab)  # by name: the imported step graph
+    assert scorer.encode(lm["text"]) == lm["ids"]
+    # in chunks shorter than the text, the LSTM states carried; MXNet ran it at once
+    scored = scorer.score(lm["text"], chunk=lm["chunk"])
+    assert scored["tokens"] == vocab.to_tokens(lm["ids"][1:])
+    np.testing.assert_allclose(scored["log_probs"], lm["log_probs"], rtol=0, atol=lm["atol"])
+    assert abs(scored["perplexity"] - lm["perplexity"]) <= lm["atol"] * lm["perplexity"]
