@@ -19,9 +19,11 @@ model converted with ``gluon_hub_deploy.convert`` (what ``gluon-hub convert NAME
 -o DIR`` runs) and packed by ``gluon-hub bundle`` into ``hub.tar``, beside the inputs. Only
 that is kept: the weights and the mirror folder the files were published in are temporary.
 The pose estimator's person detector is exported after ``reset_class(["person"])`` (as the MXNet
-path resets it) and published as its converted file. ``transformer_en_de_512`` is too big for
-CI, so a small configuration of its spec is registered by a plugin (``onnxfixtures/tiny_nmt``,
-in the manifest for the other side to register too), converted into its two graphs, and
+path resets it) and published as its converted file. ``transformer_en_de_512`` and Mask R-CNN
+are too big or slow for CI, so small configurations of their specs are registered by a plugin
+(``onnxfixtures/tiny_nmt``, and ``onnxfixtures/small_mask_rcnn``: ``mask_rcnn_resnet18_v1b_coco``
+at a short side of 256 with 16 proposals; in the manifest, keyword arguments and input shape,
+for the other side to register too); the Transformer is converted into its two graphs and
 ``gluon-hub translate-text --json`` recorded. The text models (BERT, GPT-2 and the standard
 LSTM language model in small configurations) are exported graph by graph and published under
 ``default-GRAPH.onnx``, with MXNet's features, greedy tokens and log-probabilities.
@@ -100,11 +102,14 @@ BUNDLE = "hub.tar"
 #: the pose estimator's person detector (a COCO detector with a runner)
 DETECTOR = "yolo3_mobilenet0.25_coco"
 #: per case: the command (``predict`` unless named), model, inputs (files in bundle/, or sentences),
-#: options of both runtimes, and how close numbers must be: ``atol`` (plus ``rtol`` of the number,
-#: if given) for probabilities, scores, fractions and depths, ``pixels`` for coordinates ("box", "x", "y")
+#: options of both runtimes, ``gap``: the JSON key of the results whose scores a ``--threshold``
+#: is chosen between, and how close numbers must be: ``atol`` (plus ``rtol`` of the number, if
+#: given) for probabilities, scores, fractions and depths, ``pixels`` for coordinates ("box", "x",
+#: "y"), ``area`` (pixels, fraction) for mask areas: within the larger of the two
 CASES = [
     {"model": MODEL, "inputs": ["photo.png"], "options": ["-k", "5"], "atol": 1e-5, "pixels": 0},
-    {"model": "yolo3_mobilenet0.25_voc", "inputs": ["photo.png"], "options": [], "atol": 1e-5, "pixels": 1e-3},
+    {"model": "yolo3_mobilenet0.25_voc", "inputs": ["photo.png"], "options": [], "gap": "detections", "atol": 1e-5,
+     "pixels": 1e-3},
     {"model": "hrnet_w18_small_v1_s", "inputs": ["face.png"], "options": ["-k", "21"], "atol": 1e-9, "pixels": 0},
     {"model": "simple_pose_resnet18_v1b", "inputs": ["photo.png"], "options": ["--detector", DETECTOR],
      "atol": 1e-5, "pixels": 1e-3},
@@ -115,16 +120,24 @@ CASES = [
     # depths in metres: within the runner's 1e-4 relative (disparity heads scaled as trained ones)
     {"model": "monodepth2_resnet18_kitti_stereo_640x192", "inputs": ["face.png"], "options": [], "atol": 0,
      "rtol": 1e-4, "pixels": 0},
+    # a small Mask R-CNN (short side 256, 16 proposals; trained-like heads), the threshold in a
+    # gap between its scores; boxes within 1e-5 of the photograph's 600-pixel side, mask areas
+    # within max(2 pixels, 0.1 %): pixels whose mask value is within rounding of 0.5 may flip
+    {"model": "onnxfixtures/small_mask_rcnn", "inputs": ["photo.png"], "options": [], "gap": "instances",
+     "atol": 1e-5, "pixels": 6e-3, "area": [2, 1e-3]},
     # beam search (the command's beam 4) on a small Transformer: the same subwords
     {"command": "translate-text", "model": "onnxfixtures/tiny_nmt",
      "inputs": ["w3@@ w7 w9", "w12 w5@@ w5 w30 w1 w17 w8", "w2", "w21 w33 w4@@ w19"],
      "options": ["--vocab", "nmt_vocab.json", "--max-length", "8", "--batch-size", "3"], "atol": 0, "pixels": 0},
 ]
-#: models too big for CI in their published size, registered small by a plugin of this name in
-#: both processes (``transformer_en_de_512`` has 63 million parameters): name -> (spec it copies,
-#: its keyword arguments less the vocabulary's size)
+#: models too big or slow for CI in their published size, registered small by a plugin of this
+#: name in both processes (``transformer_en_de_512`` has 63 million parameters; Mask R-CNN resizes
+#: images to a short side of 800): name -> (spec it copies, the keyword arguments it changes (the
+#: Transformer's vocabulary size is added), its input shape or None for the copied one's; a
+#: detector's last number is the short side ``predict`` resizes to)
 SMALL_PLUGIN = "onnxfixtures"
-SMALL = {"tiny_nmt": ("transformer_en_de_512", dict(num_layers=2, units=16, hidden_size=32, num_heads=4))}
+SMALL = {"tiny_nmt": ("transformer_en_de_512", dict(num_layers=2, units=16, hidden_size=32, num_heads=4), None),
+         "small_mask_rcnn": ("mask_rcnn_resnet18_v1b_coco", dict(rpn_test_post_nms=16), (3, 256, 256))}
 #: the EOS score's raise in the small Transformer, so that some translations end before --max-length
 NMT_EOS_BOOST = 0.75
 #: the text models' small configurations (random weights; their graphs, not their size, are checked)
@@ -220,7 +233,7 @@ def _seeded_params(name: str, folder: Path, seed: int) -> Path:
     if spec.factory in TRAINED_LIKE:
         scale = import_object(TRAINED_LIKE[spec.factory], f"the trained-like weights of {name!r}")
         scale(net, mx.nd.array(np.random.RandomState(seed).uniform(-1, 1, shapes[0])))
-    path = folder / f"{name}.params"
+    path = folder / f"{spec.name}.params"
     net.save_parameters(str(path))
     return path
 
@@ -258,30 +271,42 @@ def _person_detector(photo: Path, work: Path, site: Path, seed: int) -> tuple[Pa
 
 def _register_small(vocab_sizes: dict[str, int]) -> dict[str, Any]:
     """Registers :data:`SMALL`'s specs (for vocabularies of ``vocab_sizes``) under
-    :data:`SMALL_PLUGIN` in this process; returns what the process without MXNet registers."""
+    :data:`SMALL_PLUGIN` in this process; returns what the process without MXNet registers:
+    each spec's name, the spec it copies, all its keyword arguments and its input shape."""
     import dataclasses
     import types
 
     from gluon_hub import hookimpl
 
-    recorded: list[dict[str, Any]] = [
-        {"name": name, "like": like, "kwargs": dict(kwargs, vocab_size=vocab_sizes[name])}
-        for name, (like, kwargs) in SMALL.items()]
-    specs = [dataclasses.replace(gluon_hub.info(s["like"]), name=s["name"], plugin="", kwargs=s["kwargs"])
-             for s in recorded]
+    recorded: list[dict[str, Any]] = []
+    for name, (like, kwargs, shape) in SMALL.items():
+        sizes = {"vocab_size": vocab_sizes[name]} if name in vocab_sizes else {}
+        recorded.append({"name": name, "like": like, "kwargs": {**gluon_hub.info(like).kwargs, **kwargs, **sizes},
+                         "input_shape": list(shape) if shape else None})
+
+    def spec(small: dict[str, Any]) -> Any:
+        like = gluon_hub.info(small["like"])
+        shape = small["input_shape"]
+        return dataclasses.replace(like, name=small["name"], plugin="", kwargs=small["kwargs"],
+                                   input=dataclasses.replace(like.input, shape=tuple(shape)) if shape else like.input)
+
+    specs = [spec(s) for s in recorded]
     gluon_hub.register_plugin(types.SimpleNamespace(GLUON_HUB_API=">=1,<2",
                                                     gluon_hub_models=hookimpl(lambda: specs)), SMALL_PLUGIN)
     return {"plugin": SMALL_PLUGIN, "specs": recorded}
 
 
-def _small_transformer(bundle: Path, work: Path) -> tuple[Path, dict[str, Any]]:
-    """The small Transformer's vocabulary (``bundle/nmt_vocab.json``) and seeded ``.params`` (in
-    ``work``), its spec registered; returns the file and the registration."""
+def _nmt_vocab(bundle: Path) -> Any:
+    """The small Transformer's vocabulary, written to ``bundle/nmt_vocab.json``."""
     from gluon_nlp_core.text.vocab import Vocab, count_tokens
 
     vocab = Vocab(count_tokens(f"w{i}" for i in range(40)))
     (bundle / "nmt_vocab.json").write_text(vocab.to_json(), encoding="utf-8")
-    small = _register_small({"tiny_nmt": len(vocab)})
+    return vocab
+
+
+def _small_transformer(vocab: Any, work: Path) -> Path:
+    """The small Transformer's seeded ``.params`` (in ``work``; its spec registered)."""
     net = gluon_hub.load(f"{SMALL_PLUGIN}/tiny_nmt")
     src = mx.nd.array([[5, 6, 7]])
     net(src, src, mx.nd.array([3]), mx.nd.array([3]))  # shapes the parameters
@@ -292,7 +317,7 @@ def _small_transformer(bundle: Path, work: Path) -> tuple[Path, dict[str, Any]]:
     bias[eos] = bias[eos] + NMT_EOS_BOOST
     params = work / "tiny_nmt.params"
     net.save_parameters(str(params))
-    return params, small
+    return params
 
 
 def _export_text(bundle: Path, work: Path, site: Path) -> dict[str, Any]:
@@ -394,18 +419,21 @@ def export_bundle(folder: Path, classifier_params: Path, work: Path) -> dict[str
     bundle.mkdir()
     site.mkdir()
     _write_inputs(bundle, folder / "photo.png")
-    cases, tags, small = [], [], None
+    nmt_vocab = _nmt_vocab(bundle)
+    small = _register_small({"tiny_nmt": len(nmt_vocab)})
+    cases, tags = [], []
     for seed, case in enumerate(CASES):
         case = dict(case, options=list(case["options"]))
         name, command = str(case["model"]), str(case.get("command", "predict"))
         if command == "translate-text":
-            params, small = _small_transformer(bundle, work)
+            params = _small_transformer(nmt_vocab, work)
         else:
             params = classifier_params if name == MODEL else _seeded_params(name, work, seed)
         mxnet_only = ["--params", str(params)]
-        if name == "yolo3_mobilenet0.25_voc":  # a threshold in a gap between its boxes' scores
+        if "gap" in case:  # a threshold in a gap between its results' scores
             found = _predict([name, *case["inputs"], *mxnet_only, "--threshold", "0"], bundle)
-            case["options"] += ["--threshold", f"{_gap_threshold([b['score'] for b in found[0]['detections']]):.6f}"]
+            scores = [item["score"] for item in found[0][case["gap"]]]
+            case["options"] += ["--threshold", f"{_gap_threshold(scores):.6f}"]
         if "--detector" in case["options"]:
             detector_params, threshold = _person_detector(bundle / "photo.png", work, site, seed)
             mxnet_only += ["--detector-params", str(detector_params)]

@@ -8,9 +8,9 @@ folder ``GLUON_HUB_TEST_ONNX_DIR`` names: one small model per task with seeded r
 features and GPT-2 greedy tokens. Here, with no MXNet (the Python 3.13 + numpy 2 leg; on 3.11
 ``import mxnet`` is made to fail the same way), the bundle is imported into a fresh cache and
 ``gluon-hub predict NAME INPUT --runtime onnx --json`` runs by name, offline, in a real
-subprocess (for depth too, and ``translate-text`` for a small Transformer that a plugin
-registers in both processes): the same JSON structure, strings and counts, numbers within each
-case's stated tolerance. The text runners (BERT, GPT-2, LSTM language-model scoring) are loaded
+subprocess (for depth too, a small Mask R-CNN and, with ``translate-text``, a small Transformer,
+both registered by a plugin in both processes): the same JSON structure, strings and counts,
+numbers within each case's stated tolerance (Mask R-CNN's mask areas within a few pixels). The text runners (BERT, GPT-2, LSTM language-model scoring) are loaded
 by name too (``gluon_hub.runtime.load``: each graph from the imported ``default-GRAPH.onnx``
 through the cache), with MXNet's ids and answers. Without the variable these tests are skipped.
 """
@@ -28,12 +28,14 @@ import numpy as np
 import pytest
 
 FOLDER = os.environ.get("GLUON_HUB_TEST_ONNX_DIR")
-#: JSON keys whose numbers are pixel coordinates (each case states their tolerance apart)
-COORDINATES = {"box", "x", "y"}
+#: JSON keys whose numbers are pixel coordinates, and those that count a mask's pixels (each case
+#: states their tolerances apart)
+COORDINATES, AREAS = {"box", "x", "y"}, {"mask_area"}
 
 #: ``import mxnet`` fails in the child as where MXNet is not installed; the small specs the
-#: manifest names (``SMALL_SPECS``: copies of a published spec in a small configuration) are
-#: registered as the export registered them; then the hub's CLI runs
+#: manifest names (``SMALL_SPECS``: copies of a published spec with other keyword arguments and,
+#: where given, another input shape) are registered as the export registered them; then the
+#: hub's CLI runs
 WITHOUT_MXNET = """
 import dataclasses, json, os, sys, types
 
@@ -49,8 +51,12 @@ from gluon_hub.cli import main
 
 small = json.loads(os.environ.get("SMALL_SPECS") or "null")
 if small:
-    specs = [dataclasses.replace(gluon_hub.info(s["like"]), name=s["name"], plugin="", kwargs=s["kwargs"])
-             for s in small["specs"]]
+    specs = []
+    for s in small["specs"]:
+        like = gluon_hub.info(s["like"])
+        shape = s.get("input_shape")
+        specs.append(dataclasses.replace(like, name=s["name"], plugin="", kwargs=s["kwargs"], input=dataclasses.replace(
+            like.input, shape=tuple(shape)) if shape else like.input))
     gluon_hub.register_plugin(types.SimpleNamespace(GLUON_HUB_API=">=1,<2",
                               gluon_hub_models=gluon_hub.hookimpl(lambda: specs)), small["plugin"])
 sys.exit(main(sys.argv[1:]))
@@ -89,18 +95,26 @@ def imported(bundle, tmp_path_factory) -> dict[str, str]:
     return env
 
 
-def _same(want: Any, got: Any, atol: float, pixels: float, where: str = "", rtol: float = 0.0) -> None:
+def _same(want: Any, got: Any, atol: float, pixels: float, where: str = "", rtol: float = 0.0,
+          area: tuple[float, float] = (0, 0)) -> None:
     """``got`` has ``want``'s structure, strings and integers; floats within ``atol`` plus
-    ``rtol`` of the number, or within ``pixels`` under a coordinate key."""
+    ``rtol`` of the number, or within ``pixels`` under a coordinate key; mask areas within the
+    larger of ``area``'s pixels and fraction of the area (pixels on the 0.5 threshold may flip)."""
     if isinstance(want, dict):
         assert isinstance(got, dict) and set(got) == set(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
         for key in want:
+            if key in AREAS:
+                tolerance = max(area[0], area[1] * want[key])
+                assert isinstance(got[key], int) and abs(got[key] - want[key]) <= tolerance, \
+                    f"{where}.{key}: {got[key]!r}, MXNet {want[key]!r} (tolerance {tolerance:g})"
+                continue
             pixel = key in COORDINATES
-            _same(want[key], got[key], pixels if pixel else atol, pixels, f"{where}.{key}", 0.0 if pixel else rtol)
+            _same(want[key], got[key], pixels if pixel else atol, pixels, f"{where}.{key}", 0.0 if pixel else rtol,
+                  area)
     elif isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), f"{where}: {len(got)} items, MXNet {len(want)}"
         for index, (w, g) in enumerate(zip(want, got)):
-            _same(w, g, atol, pixels, f"{where}[{index}]", rtol)
+            _same(w, g, atol, pixels, f"{where}[{index}]", rtol, area)
     elif isinstance(want, float) or isinstance(got, float):
         assert isinstance(got, (int, float)) and not isinstance(got, bool), f"{where}: {got!r}, MXNet {want!r}"
         tolerance = atol + rtol * abs(want)
@@ -125,7 +139,8 @@ def test_predict_by_name_from_the_bundle_gives_mxnets_json(bundle, imported, cas
     assert done.returncode == 0, done.stderr[-3000:]
     got = [json.loads(line) for line in done.stdout.splitlines()]
     assert got, f"gluon-hub {command[0]} printed nothing"
-    _same(case["mxnet"], got, case["atol"], case["pixels"], case["model"], case.get("rtol", 0.0))
+    _same(case["mxnet"], got, case["atol"], case["pixels"], case["model"], case.get("rtol", 0.0),
+          tuple(case.get("area", (0, 0))))
 
 
 def test_text_runners_from_the_bundle_give_mxnets_features_and_tokens(bundle, imported, monkeypatch):
