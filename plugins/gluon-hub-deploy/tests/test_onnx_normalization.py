@@ -1,5 +1,5 @@
-"""The hub's GroupNorm and BatchNorm converters against MXNet (2-D and 3-D inputs, a dynamic
-graph; BatchNorm's ``fix_gamma`` with a stored gamma that is not 1), the models built on
+"""The hub's GroupNorm, BatchNorm and SyncBatchNorm converters against MXNet (2-D and 3-D
+inputs, a dynamic graph; ``fix_gamma`` with a stored gamma that is not 1), the models built on
 them, and the random weights the portability matrix measures with."""
 
 from __future__ import annotations
@@ -48,13 +48,32 @@ def _batch_norm_gluon(**options):
     return net
 
 
+def _sync_batch_norm_symbol(**options):
+    data = mx.sym.var("data")
+    y = mx.sym.Convolution(data, num_filter=4, kernel=(3, 3), pad=(1, 1), name="conv")
+    return mx.gluon.SymbolBlock(mx.sym.contrib.SyncBatchNorm(y, name="sbn", key="sbn", **options), [data])
+
+
+def _sync_batch_norm_gluon(**options):
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Conv2D(4, 3, in_channels=3),
+            mx.gluon.contrib.nn.SyncBatchNorm(in_channels=4, num_devices=2, **options))
+    return net
+
+
 @pytest.mark.parametrize("make, options, gamma_used", [
     (_batch_norm_symbol, {}, False),  # SSD's extra layers: fix_gamma left at its default, True
     (_batch_norm_symbol, {"fix_gamma": True, "eps": 1e-5}, False),
     (_batch_norm_symbol, {"fix_gamma": False}, True),
     (_batch_norm_gluon, {"scale": False, "center": False}, False),  # ResNet V2's input normalisation
     (_batch_norm_gluon, {}, True),
-], ids=["symbol-default", "symbol-fix-gamma", "symbol-gamma", "gluon-scale-false", "gluon"])
+    # the *_syncbn_* R-CNNs: inference uses the moving statistics, like BatchNorm
+    (_sync_batch_norm_symbol, {}, False),
+    (_sync_batch_norm_symbol, {"fix_gamma": False, "eps": 1e-5}, True),
+    (_sync_batch_norm_gluon, {"scale": False}, False),
+    (_sync_batch_norm_gluon, {}, True),
+], ids=["symbol-default", "symbol-fix-gamma", "symbol-gamma", "gluon-scale-false", "gluon",
+        "sync-symbol-default", "sync-symbol-gamma", "sync-gluon-scale-false", "sync-gluon"])
 def test_batch_norm_matches_mxnet_with_stored_gamma(tmp_path, make, options, gamma_used):
     """A stored gamma far from 1 (trained weights): MXNet ignores it under fix_gamma, and so
     must the ONNX graph, which then holds no unused copy of it."""
@@ -82,6 +101,15 @@ def test_batch_norm_matches_mxnet_with_stored_gamma(tmp_path, make, options, gam
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
     stored = {i.name for i in onnx.load(str(path)).graph.initializer}
     assert any(n.endswith("gamma") for n in stored) == gamma_used, stored
+
+
+def test_sync_batch_norm_with_mean_and_variance_outputs_is_a_clear_error(tmp_path):
+    data = mx.sym.var("data")
+    out = mx.sym.contrib.SyncBatchNorm(data, name="sbn", key="sbn", output_mean_var=True)
+    net = mx.gluon.SymbolBlock(out[0], [data])
+    net.initialize()
+    with pytest.raises(ValueError, match=r"SyncBatchNorm sbn: output_mean_var=True"):
+        gluon_hub.export(net, tmp_path / "sbn.onnx", format="onnx", input_shape=(1, 3, 4, 5))
 
 
 def test_batch_norm_on_another_axis_is_a_clear_error(tmp_path):

@@ -1,5 +1,6 @@
-"""Normalisation operators in opset-13 operators: MXNet's ``GroupNorm``, which ``mxnet.onnx``
-has no converter for, and ``BatchNorm``, whose MXNet converter ignores ``fix_gamma``.
+"""Normalisation operators in opset-13 operators: MXNet's ``GroupNorm`` and
+``_contrib_SyncBatchNorm``, which ``mxnet.onnx`` has no converter for, and ``BatchNorm``, whose
+MXNet converter ignores ``fix_gamma``.
 
 MXNet 1.x normalises each of ``num_groups`` groups of channels over its channels and
 positions, then scales and shifts it by that group's ``gamma`` and ``beta`` (both of shape
@@ -11,6 +12,11 @@ spatial axes may stay dynamic. (ONNX's own GroupNormalization arrives only in op
 ``BatchNorm(scale=False)``) scales by 1 whatever gamma is stored; ``mxnet.onnx`` passed the
 stored gamma to ONNX's BatchNormalization, so a model with a non-unit stored gamma (SSD's
 extra layers, ResNet V2's input normalisation) came out wrong. Ones take its place here.
+
+``_contrib_SyncBatchNorm`` (the ``*_syncbn_*`` R-CNNs' FPN and heads), which ``mxnet.onnx``
+has no converter for, shares devices' batch statistics only in training; MXNet's inference
+forward (``sync_batch_norm-inl.h``) is BatchNorm's over axis 1 with the moving statistics,
+gamma set to 1 under ``fix_gamma``, so it becomes the same BatchNormalization node.
 """
 
 from __future__ import annotations
@@ -54,13 +60,24 @@ def convert_group_norm(node: dict[str, Any], **kwargs: Any) -> list[Any]:
 @register("BatchNorm")
 def convert_batch_norm(node: dict[str, Any], **kwargs: Any) -> list[Any]:
     """BatchNorm over axis 1 with its running statistics, gamma replaced by ones under ``fix_gamma``."""
+    return _batch_norm("BatchNorm", node, kwargs)
+
+
+@register("_contrib_SyncBatchNorm")
+def convert_sync_batch_norm(node: dict[str, Any], **kwargs: Any) -> list[Any]:
+    """SyncBatchNorm as inference runs it: BatchNorm with the moving statistics (``ndev`` and
+    ``key`` only synchronise training; it has no ``axis``: always 1)."""
+    return _batch_norm("SyncBatchNorm", node, kwargs)
+
+
+def _batch_norm(op: str, node: dict[str, Any], kwargs: dict[str, Any]) -> list[Any]:
     name, (data, gamma, beta, mean, var), attrs = node_inputs(node, kwargs)
     axis = int(attrs.get("axis", 1))
     if axis != 1:
-        raise ValueError(f"BatchNorm {name}: axis={axis} has no converter (ONNX normalises axis 1); "
+        raise ValueError(f"{op} {name}: axis={axis} has no converter (ONNX normalises axis 1); "
                          "transpose the channels to axis 1 before the BatchNorm")
     if flag(attrs, "output_mean_var"):
-        raise ValueError(f"BatchNorm {name}: output_mean_var=True (mean and variance outputs) has no converter")
+        raise ValueError(f"{op} {name}: output_mean_var=True (mean and variance outputs) has no converter")
     if flag(attrs, "fix_gamma", True):  # MXNet's default: the attribute is often not written
         index, output, *_ = node["inputs"][1]
         dtype = kwargs["outputs_lookup"][index][output].dtype  # a numpy dtype
