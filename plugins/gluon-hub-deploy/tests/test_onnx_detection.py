@@ -2,7 +2,9 @@
 on tiny symbols in every mode the zoo (and MXNet's API) uses, and SSD and YOLOv3 exported by
 name with random He weights (SSD's normalisation parameters away from 1 and 0), compared as
 detections at two input sizes through one graph with free batch and spatial axes; CenterNet
-(ResNet-18) likewise, with MXNet's own converters."""
+(ResNet-18) likewise, with MXNet's own converters. The SSD and CenterNet heads scaled to a
+trained detector's range (the portability measurement's TRAINED_LIKE hooks): exactly, and
+SSD ResNet-34 and CenterNet then compared where unscaled random weights saturate."""
 
 from __future__ import annotations
 
@@ -129,6 +131,72 @@ def test_faster_rcnn_detections_match_with_trained_like_heads(tmp_path):
     for threshold in (0.05, 0.1, 0.3):
         counts = [int((s[1] >= threshold).sum()) for s in sets]
         assert counts[0] == counts[1] and counts[0] >= 10, (threshold, counts)
+    assert _relative_difference(expected, got, detections=True) <= 1e-4
+
+
+def _head_outputs(net, x):
+    """Each output head's raw output (SSD: every layer's class and box predictor; CenterNet:
+    heatmap logits, sizes, offsets) on ``x``."""
+    from gluon_cv_core.detection.models.ssd import SSD
+
+    if isinstance(net, SSD):
+        features = net.features(x)
+        return [p(f).asnumpy() for ps in (net.class_predictors, net.box_predictors) for p, f in zip(ps, features)]
+    features = net.base_network(x)
+    return [head(features).asnumpy() for head in net.heads]
+
+
+@pytest.mark.parametrize("name, size, targets", [
+    ("ssd_300_mobilenet0.25_voc", 128, [8.0] * 6 + [2.0] * 6),  # class logits per layer, then box offsets
+    ("center_net_resnet18_v1b_voc", 128, [8.0, 32.0, 1.0]),  # heatmap logits, sizes, offsets
+])
+def test_trained_like_heads_scale_the_outputs_exactly(name, size, targets):
+    """The measurement's hook for the family (TRAINED_LIKE, by the spec's factory) multiplies
+    each head's output by one factor, bringing its largest |value| to the trained range."""
+    from gluon_hub._factory import import_object
+    from gluon_hub_deploy._measure import TRAINED_LIKE
+
+    net = gluon_hub.load(name)
+    net.initialize(random_initializer(), force_reinit=True)
+    x = mx.nd.array(np.random.default_rng(0).uniform(-1, 1, (1, 3, size, size)))
+    before = _head_outputs(net, x)
+    hook = import_object(TRAINED_LIKE[gluon_hub.info(name).factory], "hook")
+    factors = hook(net, x)
+    flat = [f for v in factors.values() for f in (v if isinstance(v, list) else [v])]
+    after = _head_outputs(net, x)
+    assert len(flat) == len(before) == len(after) == len(targets)
+    for raw, scaled, factor, target in zip(before, after, flat, targets):
+        np.testing.assert_allclose(scaled, raw * factor, rtol=1e-4, atol=1e-6 * target)
+        assert np.abs(scaled).max() == pytest.approx(target, rel=1e-5)
+    with pytest.raises(TypeError, match="takes an? (SSD|CenterNet)"):
+        hook(mx.gluon.nn.Dense(2), x)
+
+
+@pytest.mark.parametrize("name, size", [
+    ("ssd_300_resnet34_v1b_voc", 300),  # features reach 5e3: scores 1.0, boxes infinite (~6 s)
+    ("center_net_resnet18_v1b_voc", 256),  # heatmap logits in the thousands: top-k peaks tie at 1.0
+])
+@pytest.mark.portability
+def test_saturating_detectors_match_with_trained_like_heads(tmp_path, name, size):
+    """Unscaled random weights saturate these detectors (tied or non-finite outputs, so a
+    comparison measures rounding, not the graph); with the measurement's hook their scores are
+    distinct and below 1, their boxes finite, and onnxruntime keeps MXNet's detections."""
+    from gluon_hub._factory import import_object
+    from gluon_hub_deploy._measure import TRAINED_LIKE, _relative_difference
+
+    net = gluon_hub.load(name)
+    net.initialize(random_initializer(), force_reinit=True)
+    net.hybridize()
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 3, size, size)).astype(np.float32)
+    ids, scores, boxes = [o.asnumpy() for o in net(mx.nd.array(x))]
+    kept = ids[..., 0] >= 0
+    assert (scores[kept] == 1.0).sum() >= 2 or not np.isfinite(boxes[kept]).all()  # saturated
+    import_object(TRAINED_LIKE[gluon_hub.info(name).factory], "hook")(net, x)
+    expected = [o.asnumpy() for o in net(mx.nd.array(x))]
+    kept = expected[0][..., 0] >= 0
+    assert kept.sum() >= 10 and (expected[1][kept] < 1).all() and np.abs(expected[2][kept]).max() < 1e4
+    session = _session(net, tmp_path / "detector.onnx", x.shape)
+    got = session.run(None, {session.get_inputs()[0].name: x})
     assert _relative_difference(expected, got, detections=True) <= 1e-4
 
 

@@ -42,6 +42,11 @@ def crash():
     import os, signal
     os.kill(os.getpid(), signal.SIGKILL)
 
+def too_large(net, x):
+    """A trained-like hook that fails as MXNet does on an input its anchors do not cover."""
+    from mxnet.base import MXNetError
+    raise MXNetError("Check failed: ishape[axis] >= from_shape[axis] (128 vs. 150): Slice axis 2")
+
 def dcn_net():
     net = gluon.nn.HybridSequential()
     net.add(DeformableConvolution(4, kernel_size=(3, 3), padding=(1, 1)))
@@ -104,3 +109,17 @@ def test_a_model_whose_process_dies_costs_only_its_row(site: Path):
     assert "porta/porta_conv: exportable" in run.stdout
     assert "1 exportable, 0 blocked, 1 not measured" in run.stdout
     assert list(json.loads((site / "portability.json").read_text())["models"]) == ["porta_conv"]
+
+
+def test_a_trained_like_hook_failing_in_mxnet_blocks_the_row(site: Path, monkeypatch: pytest.MonkeyPatch):
+    """The hook runs the network, so MXNet's own failure there is the row's blocker (it
+    ended the measurement with a traceback: custom_mask_rcnn_fpn at 600x600)."""
+    import gluon_hub
+    from gluon_hub_deploy import _measure
+
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setitem(_measure.TRAINED_LIKE, "porta_models:conv_net", "porta_models:too_large")
+    gluon_hub.reset_hub()
+    row = _measure.measure("porta/porta_conv")
+    assert row.status == "blocked"
+    assert row.blocker.startswith("MXNet itself failed at [(1, 3, 64, 64)]: MXNetError: Check failed")

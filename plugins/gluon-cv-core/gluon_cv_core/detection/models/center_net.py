@@ -375,6 +375,36 @@ class CenterNet(HybridBlock):
         self._classes = tuple(classes)
 
 
+#: largest |output| of each head in a trained CenterNet's range (:func:`scale_center_net_heads`):
+#: heatmap logits within 8 (sigmoid 0.9997), sizes within 32 cells (128 pixels at stride 4),
+#: sub-cell offsets within 1
+_HEAD_RANGES = {"heatmap": 8.0, "wh": 32.0, "reg": 1.0}
+
+
+def scale_center_net_heads(net: CenterNet, x: Any) -> dict[str, float]:
+    """Scale the initialised ``net``'s heatmap, size and offset heads so that on the batch
+    ``x`` each one's largest |output| is in a trained CenterNet's range
+    (:data:`_HEAD_RANGES`); returns each head's factor.
+
+    Random weights put the heatmap logits in the tens to thousands, where the sigmoid gives
+    exactly 1.0 in many cells, so the ``topk`` peaks are chosen among ties (which top-k
+    breaks differently in two runtimes); the size and offset heads start near zero
+    (``Normal(0.001)``), so every box would be a point. Each head's last convolution is read
+    only by the decoder, so scaling its weight and bias scales that output exactly. Used by
+    the ONNX portability measurement (``gluon_hub_deploy._measure.TRAINED_LIKE``).
+    """
+    if not isinstance(net, CenterNet):
+        raise TypeError(f"scale_center_net_heads takes a CenterNet, not {type(net).__name__}")
+    features = net.base_network(x if isinstance(x, mx.nd.NDArray) else mx.nd.array(x))
+    factors: dict[str, float] = {}
+    for key, head in zip(("heatmap", "wh", "reg"), net.heads):
+        largest = float(head(features).abs().max().asscalar())
+        factors[key] = _HEAD_RANGES[key] / largest if largest > 0 else 1.0
+        for param in head[-1].collect_params().values():
+            param.set_data(param.data() * factors[key])
+    return factors
+
+
 @head_argument("classes", transfer=keep_named_classes)
 def center_net(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool | str = False,
                dcn: bool = False, norm_layer: Any = BatchNorm, norm_kwargs: dict | None = None,
@@ -417,4 +447,4 @@ def center_net(base: str, classes: Sequence[str] | str = "voc", pretrained_base:
 
 
 __all__ = ["AggregationConv", "BACKBONES", "BilinearUpsampling", "CenterNet", "DLAUp", "DUC", "DUCMobileNet",
-           "DeconvDLA", "DeconvResNet", "IDAUp", "center_net", "decode_centers"]
+           "DeconvDLA", "DeconvResNet", "IDAUp", "center_net", "decode_centers", "scale_center_net_heads"]

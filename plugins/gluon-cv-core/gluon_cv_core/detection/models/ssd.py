@@ -233,6 +233,37 @@ class SSD(HybridBlock):
         self.classes = tuple(classes)
 
 
+#: largest |output| of each head in a trained SSD's range (:func:`scale_ssd_heads`): class
+#: logits within 8, box offsets (before the coder's 0.1/0.2 standard deviations) within 2
+_HEAD_RANGES = {"class": 8.0, "box": 2.0}
+
+
+def scale_ssd_heads(net: SSD, x: Any) -> dict[str, list[float]]:
+    """Scale the initialised ``net``'s class and box predictors so that on the batch ``x`` each
+    layer's largest |output| is in a trained SSD's range (:data:`_HEAD_RANGES`); returns each
+    head's factor per feature layer.
+
+    Random He weights through a ResNet's residual stages grow the features to thousands (each
+    residual sum adds its branch's variance to its input's), so ResNet-34's logits reach 3e3,
+    the softmax gives exactly 1.0 and its box offsets, exponentiated, overflow to infinity: a comparison of two runtimes would measure float32 rounding in saturated ties.
+    Each predictor is a convolution only the output reads, so scaling its weight and bias
+    scales that layer's logits or offsets exactly. Used by the ONNX portability measurement
+    (``gluon_hub_deploy._measure.TRAINED_LIKE``).
+    """
+    if not isinstance(net, SSD):
+        raise TypeError(f"scale_ssd_heads takes an SSD, not {type(net).__name__}")
+    features = net.features(x if isinstance(x, mx.nd.NDArray) else mx.nd.array(x))
+    factors: dict[str, list[float]] = {"class": [], "box": []}
+    for key, predictors in (("class", net.class_predictors), ("box", net.box_predictors)):
+        for predictor, feature in zip(predictors, features):
+            largest = float(predictor(feature).abs().max().asscalar())
+            factor = _HEAD_RANGES[key] / largest if largest > 0 else 1.0
+            for param in predictor.collect_params().values():
+                param.set_data(param.data() * factor)
+            factors[key].append(factor)
+    return factors
+
+
 def _features(config: dict[str, Any], pretrained_base: bool | str, norm_layer: Any,
               norm_kwargs: dict | None) -> HybridBlock:
     base = config["base"]
@@ -296,4 +327,4 @@ def ssd(config: str, classes: Sequence[str] | str = "voc", pretrained_base: bool
                spec["steps"], names, **layers, **options)
 
 
-__all__ = ["CONFIGS", "SSD", "ResNetV1bSSDFeatures", "ssd"]
+__all__ = ["CONFIGS", "SSD", "ResNetV1bSSDFeatures", "scale_ssd_heads", "ssd"]
