@@ -43,6 +43,9 @@ DIFFERS = "onnxruntime's outputs differ from MXNet's by 2.6e-04 of their scale (
     (INT8, "int8"),
     (SYNCBN, "other"),  # a missing converter that is not int8: not misfiled as int8 for the model's name
     (DIFFERS, "beyond_tolerance"),
+    ("not comparable with random weights: MXNet's own outputs move by 4.6e-01 of their scale when its input "
+     "moves by 1e-7 (float32 rounding grows through this network with random weights), onnxruntime's are "
+     "4.3e-01 from MXNet's (tolerance 1e-04)", "random_weights"),
     ("at [(1, 3, 384, 384)] onnxruntime's outputs differ from MXNet's by 4.8e-01 of their scale",
      "beyond_tolerance"),
     ("onnxruntime's outputs differ from MXNet's: onnxruntime keeps 299 detections, MXNet 291",
