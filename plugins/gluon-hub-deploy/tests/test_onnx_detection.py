@@ -224,3 +224,17 @@ def test_detections_are_paired_across_near_ties_and_a_missing_one_is_named():
     onnx[2] = (2, 0.6167602, 10, 10, 50, 50)  # another class where MXNet found class 3
     with pytest.raises(ValueError, match=r"MXNet's detection of class 3 scoring 0.61676 has no counterpart"):
         _relative_difference(expected, _detector_outputs(onnx), detections=True)
+
+
+def test_a_near_tie_at_a_full_top_k_cut_may_differ_but_nowhere_else():
+    """The last kept place may go to another detection among scores within the tolerance of the
+    cut (CenterNet's 100th peak measured 0.26 of its scale that way); above the cut it may not."""
+    from gluon_hub_deploy._measure import _relative_difference
+
+    mxnet = [(0, 0.9, 10, 10, 50, 50), (1, 0.8, 20, 20, 60, 60), (2, 0.70001, 30, 30, 70, 70)]
+    onnx = [(0, 0.9, 10, 10, 50, 50), (1, 0.8, 20, 20, 60, 60), (4, 0.70000, 90, 90, 99, 99)]
+    assert _relative_difference(_detector_outputs(mxnet), _detector_outputs(onnx), detections=True) < 1e-6
+
+    onnx[1] = (4, 0.8, 90, 90, 99, 99)  # another detection above the cut
+    with pytest.raises(ValueError, match=r"MXNet's detection of class 1 scoring 0.8 has no counterpart"):
+        _relative_difference(_detector_outputs(mxnet), _detector_outputs(onnx), detections=True)
