@@ -107,6 +107,8 @@ BLOCKER_CLASSES: tuple[tuple[str, str, str, Callable[[str], bool]], ...] = (
      lambda text: re.search(r"\bno ONNX operator\b", text, re.IGNORECASE) is not None),
     ("int8", "int8 operators", "oneDNN's fused int8 operators, which have no ONNX converter",
      lambda text: any(re.search(r"quantiz|^_sg_(mkldnn|onednn)_|int8", op) for op in _missing_operators(text))),
+    ("too_large", "over ONNX's 2 GiB", "parameters beyond ONNX's 2 GiB protobuf limit (mxnet.onnx writes no "
+     "external data)", lambda text: "exceed ONNX's 2 GiB protobuf limit" in text),
     ("random_weights", "unreproducible with random weights",
      "MXNet itself moves by more than the tolerance when its input moves by 1e-7 (float32 rounding grown "
      "through a deep network with random weights), so the comparison cannot judge the converter",

@@ -26,6 +26,8 @@ from gluon_hub_deploy._quantize import Int8Model
 
 __all__ = ["TOLERANCE", "TRAINED_LIKE", "measure", "random_initializer", "second_shape"]
 
+#: The largest protobuf message, so the largest ONNX file without external data, in bytes.
+_PROTOBUF_LIMIT = 2**31
 #: A row is exportable when every output's ``max|onnx - mxnet| <= TOLERANCE * max|mxnet|``.
 TOLERANCE = 1e-4
 
@@ -280,6 +282,11 @@ def measure(name: str) -> OnnxPortability:
     fingerprint = spec_fingerprint(spec)
     if spec.input is None or spec.input.shape is None:
         return _blocked(fingerprint, "the spec declares no input shape to export at")
+    if (spec.num_params or 0) * 4 >= _PROTOBUF_LIMIT:  # checked first: building it may exhaust memory
+        return _blocked(fingerprint, f"its float32 parameters ({spec.num_params * 4 / 2**30:.1f} GiB) exceed "
+                                     f"ONNX's 2 GiB protobuf limit, and mxnet.onnx 1.9.1 writes no external "
+                                     f"data; export it as an MXNet symbol instead (gluon_hub.export({name!r}, "
+                                     f"path, format='mxnet'))")
     inputs = [spec.input, *spec.extra_inputs]
     net = _he_initialised(name)
     # an int8 video entry takes whole videos' frames (num_segments of them), not one frame

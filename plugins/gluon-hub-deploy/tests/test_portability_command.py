@@ -26,6 +26,8 @@ def gluon_hub_models():
                       description="a deformable convolution"),
             ModelSpec(name="porta_chaos", factory="porta_models:chaos_net", task="demo", input=image,
                       description="outputs that float32 rounding of the input already moves"),
+            ModelSpec(name="porta_huge", factory="porta_models:conv_net", task="demo", input=image,
+                      num_params=600_000_000, description="a model declaring 2.2 GiB of float32 parameters"),
             ModelSpec(name="porta_crash", factory="porta_models:crash", task="demo", input=image,
                       description="a factory whose process dies, as one out of memory does")]
 '''
@@ -154,3 +156,16 @@ def test_outputs_mxnet_itself_cannot_reproduce_are_not_called_a_converter_differ
     assert row.blocker.startswith("not comparable with random weights: MXNet's own outputs move by "), row.blocker
     assert blocker_class(row.blocker) == "random_weights"
     assert _measure.measure("porta/porta_conv").status == "exportable"  # a stable network is compared as before
+
+
+def test_a_model_beyond_onnxs_2_gib_is_blocked_before_it_is_built(site: Path, monkeypatch: pytest.MonkeyPatch):
+    """big_rnn_lm_2048_512 (3.1 GiB) was killed for memory while being measured; the row now
+    says why it cannot become one ONNX file, from its spec alone."""
+    import gluon_hub
+    from gluon_hub_deploy import _measure
+
+    monkeypatch.syspath_prepend(str(site))
+    gluon_hub.reset_hub()
+    row = _measure.measure("porta/porta_huge")
+    assert row.status == "blocked"
+    assert row.blocker.startswith("its float32 parameters (2.2 GiB) exceed ONNX's 2 GiB protobuf limit"), row.blocker
