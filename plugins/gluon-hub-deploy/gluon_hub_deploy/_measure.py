@@ -55,6 +55,9 @@ TRAINED_LIKE = {
     # size and offset heads are scaled to a trained CenterNet's range
     "gluon_cv_core.detection.models.center_net:center_net":
         "gluon_cv_core.detection.models.center_net:scale_center_net_heads",
+    # YOLOv3: DarkNet-53's features reach 1e5, its sigmoids give 1.0 and its boxes overflow; each
+    # scale's centre, log-scale, objectness and class terms are scaled to a trained YOLOv3's range
+    "gluon_cv_core.detection.models.yolo3:yolo3": "gluon_cv_core.detection.models.yolo3:scale_yolo3_heads",
 }
 
 

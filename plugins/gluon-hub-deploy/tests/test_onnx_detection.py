@@ -2,9 +2,10 @@
 on tiny symbols in every mode the zoo (and MXNet's API) uses, and SSD and YOLOv3 exported by
 name with random He weights (SSD's normalisation parameters away from 1 and 0), compared as
 detections at two input sizes through one graph with free batch and spatial axes; CenterNet
-(ResNet-18) likewise, with MXNet's own converters. The SSD and CenterNet heads scaled to a
-trained detector's range (the portability measurement's TRAINED_LIKE hooks): exactly, and
-SSD ResNet-34 and CenterNet then compared where unscaled random weights saturate."""
+(ResNet-18) likewise, with MXNet's own converters. The SSD, CenterNet and YOLOv3 heads scaled
+to a trained detector's range (the portability measurement's TRAINED_LIKE hooks): exactly, and
+SSD ResNet-34, CenterNet and YOLOv3 DarkNet-53 then compared where unscaled random weights
+saturate."""
 
 from __future__ import annotations
 
@@ -136,9 +137,16 @@ def test_faster_rcnn_detections_match_with_trained_like_heads(tmp_path):
 
 def _head_outputs(net, x):
     """Each output head's raw output (SSD: every layer's class and box predictor; CenterNet:
-    heatmap logits, sizes, offsets) on ``x``."""
+    heatmap logits, sizes, offsets; YOLOv3: every scale's centre, log-scale, objectness and
+    class terms) on ``x``."""
     from gluon_cv_core.detection.models.ssd import SSD
+    from gluon_cv_core.detection.models.yolo3 import YOLOV3
 
+    if isinstance(net, YOLOV3):
+        predictions = [head.prediction(tip).asnumpy().reshape(1, head._num_anchors, head._num_pred, -1)
+                       for head, tip in zip(net.yolo_outputs, net.tips(mx.nd, x))]
+        return [p[:, :, terms] for terms in (slice(0, 2), slice(2, 4), slice(4, 5), slice(5, None))
+                for p in predictions]
     if isinstance(net, SSD):
         features = net.features(x)
         return [p(f).asnumpy() for ps in (net.class_predictors, net.box_predictors) for p, f in zip(ps, features)]
@@ -149,6 +157,8 @@ def _head_outputs(net, x):
 @pytest.mark.parametrize("name, size, targets", [
     ("ssd_300_mobilenet0.25_voc", 128, [8.0] * 6 + [2.0] * 6),  # class logits per layer, then box offsets
     ("center_net_resnet18_v1b_voc", 128, [8.0, 32.0, 1.0]),  # heatmap logits, sizes, offsets
+    # per scale (coarse first): centre logits, log-scales, objectness and class logits
+    ("yolo3_mobilenet0.25_voc", 128, [4.0] * 3 + [2.0] * 3 + [8.0] * 3 + [8.0] * 3),
 ])
 def test_trained_like_heads_scale_the_outputs_exactly(name, size, targets):
     """The measurement's hook for the family (TRAINED_LIKE, by the spec's factory) multiplies
@@ -168,13 +178,14 @@ def test_trained_like_heads_scale_the_outputs_exactly(name, size, targets):
     for raw, scaled, factor, target in zip(before, after, flat, targets):
         np.testing.assert_allclose(scaled, raw * factor, rtol=1e-4, atol=1e-6 * target)
         assert np.abs(scaled).max() == pytest.approx(target, rel=1e-5)
-    with pytest.raises(TypeError, match="takes an? (SSD|CenterNet)"):
+    with pytest.raises(TypeError, match="takes an? (SSD|CenterNet|YOLOV3)"):
         hook(mx.gluon.nn.Dense(2), x)
 
 
 @pytest.mark.parametrize("name, size", [
     ("ssd_300_resnet34_v1b_voc", 300),  # features reach 5e3: scores 1.0, boxes infinite (~6 s)
     ("center_net_resnet18_v1b_voc", 256),  # heatmap logits in the thousands: top-k peaks tie at 1.0
+    ("yolo3_darknet53_voc", 128),  # DarkNet-53's features reach 1e5: scores 1.0, boxes infinite
 ])
 @pytest.mark.portability
 def test_saturating_detectors_match_with_trained_like_heads(tmp_path, name, size):

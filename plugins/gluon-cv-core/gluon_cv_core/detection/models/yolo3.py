@@ -166,25 +166,32 @@ class YOLOV3(HybridBlock):
         self._clear_cached_op()
         self.nms_thresh, self.nms_topk, self.post_nms = nms_thresh, nms_topk, post_nms
 
-    def hybrid_forward(self, F, x):
+    def tips(self, F: Any, x: Any) -> list[Any]:
+        """Each scale's detection-block tip, coarse first: what its output convolution reads."""
         routes = []
         for stage in self.stages:
             x = stage(x)
             routes.append(x)
-        training = mx.autograd.is_training()
-        outputs = []
-        for i, (block, head) in enumerate(zip(self.yolo_blocks, self.yolo_outputs)):
+        tips = []
+        for i, block in enumerate(self.yolo_blocks):
             x, tip = block(x)
-            outputs.append(head(tip))
-            if training:  # an all-zero 1x1-channel map per scale, for target generation
-                outputs[-1] += (F.zeros_like(tip.slice_axis(axis=0, begin=0, end=1)
-                                             .slice_axis(axis=1, begin=0, end=1)),)
+            tips.append(tip)
             if i == len(routes) - 1:
                 break
             x = self.transitions[i](x)
             finer = routes[-2 - i]
             up = x.repeat(axis=-1, repeats=2).repeat(axis=-2, repeats=2)
             x = F.concat(F.slice_like(up, finer, axes=(2, 3)), finer, dim=1)
+        return tips
+
+    def hybrid_forward(self, F, x):
+        training = mx.autograd.is_training()
+        outputs = []
+        for tip, head in zip(self.tips(F, x), self.yolo_outputs):
+            outputs.append(head(tip))
+            if training:  # an all-zero 1x1-channel map per scale, for target generation
+                outputs[-1] += (F.zeros_like(tip.slice_axis(axis=0, begin=0, end=1)
+                                             .slice_axis(axis=1, begin=0, end=1)),)
         if training:
             boxes, centers, scales, objectness, class_pred, anchors, offsets, maps = zip(*outputs)
             return (F.concat(*boxes, dim=1), list(anchors), list(offsets), list(maps),
@@ -200,6 +207,47 @@ class YOLOV3(HybridBlock):
         for head in self.yolo_outputs:
             head.reset_class(len(classes), mapping)
         self._classes = tuple(classes)
+
+
+#: largest |output| of each term in a trained YOLOv3's range (:func:`scale_yolo3_heads`), as
+#: slices of a prediction's ``5 + classes`` numbers per anchor: centre logits within 4 (sigmoid
+#: 0.98 of a cell), log-scales within 2 (7.4 anchors), objectness and class logits within 8
+#: (sigmoid 0.9997)
+_HEAD_RANGES = {"center": (slice(0, 2), 4.0), "scale": (slice(2, 4), 2.0),
+                "objectness": (slice(4, 5), 8.0), "class": (slice(5, None), 8.0)}
+
+
+def scale_yolo3_heads(net: YOLOV3, x: Any) -> dict[str, list[float]]:
+    """Scale the initialised ``net``'s output convolutions so that on the batch ``x`` each
+    scale's centre, log-scale, objectness and class terms have their largest |output| in a
+    trained YOLOv3's range (:data:`_HEAD_RANGES`); returns each term's factor per scale,
+    coarse first.
+
+    Random He weights through DarkNet-53's 23 residual blocks grow the features to 1e5 (each
+    residual sum adds its branch's variance to its input's), so every term reaches tens of
+    thousands: objectness and class sigmoids give exactly 1.0 (NMS chooses among ties) and the
+    exponentiated log-scales overflow to infinity. Each output convolution is read only by its
+    decoder, so scaling the weight and bias rows of one term's channels (for every anchor)
+    scales that term exactly. Used by the ONNX portability measurement
+    (``gluon_hub_deploy._measure.TRAINED_LIKE``).
+    """
+    if not isinstance(net, YOLOV3):
+        raise TypeError(f"scale_yolo3_heads takes a YOLOV3, not {type(net).__name__}")
+    tips = net.tips(mx.nd, x if isinstance(x, mx.nd.NDArray) else mx.nd.array(x))
+    factors: dict[str, list[float]] = {key: [] for key in _HEAD_RANGES}
+    for head, tip in zip(net.yolo_outputs, tips):
+        conv = head.prediction
+        pred = conv(tip).asnumpy()
+        pred = pred.reshape(pred.shape[0], head._num_anchors, head._num_pred, -1)
+        channel = np.ones(head._num_pred, dtype=np.float32)
+        for key, (terms, target) in _HEAD_RANGES.items():
+            largest = float(np.abs(pred[:, :, terms]).max())
+            channel[terms] = target / largest if largest > 0 else 1.0
+            factors[key].append(float(channel[terms][0]))
+        scale = np.tile(channel, head._num_anchors)  # output channel a * (5 + classes) + k
+        conv.weight.set_data(conv.weight.data() * mx.nd.array(scale).reshape((-1, 1, 1, 1)))
+        conv.bias.set_data(conv.bias.data() * mx.nd.array(scale))
+    return factors
 
 
 @head_argument("classes", transfer=keep_named_classes)
@@ -244,4 +292,5 @@ def yolo3(base: str, classes: Sequence[str] | str = "voc", pretrained_base: bool
                   **options)
 
 
-__all__ = ["ANCHORS", "BACKBONES", "STRIDES", "YOLODetectionBlockV3", "YOLOOutputV3", "YOLOV3", "yolo3"]
+__all__ = ["ANCHORS", "BACKBONES", "STRIDES", "YOLODetectionBlockV3", "YOLOOutputV3", "YOLOV3", "scale_yolo3_heads",
+           "yolo3"]
