@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import PIL
 from matplotlib import cbook
 from PIL import Image
 
@@ -88,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     np.save(folder / f"{SHRUNK}.input.npy", preprocessed(SHRUNK))
     manifest = {"model": MODEL, "onnx": f"{MODEL}.onnx", "images": images, "inputs": f"{MODEL}.input.npy",
                 "outputs": f"{MODEL}.mxnet.npy", "shrunk": {"model": SHRUNK, "inputs": f"{SHRUNK}.input.npy"},
-                "made_with": {"python": sys.version.split()[0], "mxnet": mx.__version__, "numpy": np.__version__}}
+                "made_with": {"python": sys.version.split()[0], "mxnet": mx.__version__, "numpy": np.__version__,
+                              "pillow": PIL.__version__}}
     with tempfile.TemporaryDirectory() as work:  # weights and the mirror folder: only the bundle is kept
         net.save_parameters(str(Path(work) / f"{MODEL}.params"))
         manifest["bundle"] = export_bundle(folder, Path(work) / f"{MODEL}.params", Path(work))

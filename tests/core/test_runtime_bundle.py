@@ -132,6 +132,14 @@ def _cases() -> list[Any]:
 
 @pytest.mark.parametrize("case", _cases())
 def test_predict_by_name_from_the_bundle_gives_mxnets_json(bundle, imported, case):
+    import PIL
+
+    made_with = json.loads((Path(FOLDER or ".") / "manifest.json").read_text())["made_with"].get("pillow")
+    if case["model"].startswith("monodepth2") and made_with != PIL.__version__:
+        # both runtimes resize with Pillow's Lanczos filter, whose output moved between releases
+        # (Pillow 12.3 against 13.0: the depth's minimum by 1.2e-3); tests/depth compares the
+        # runtimes within one environment
+        pytest.skip(f"the answers were recorded with Pillow {made_with}, this is Pillow {PIL.__version__}")
     command = [case.get("command", "predict"), case["model"], *case["inputs"], "--runtime", "onnx", "--json",
                *case["options"]]
     done = subprocess.run([sys.executable, "-c", WITHOUT_MXNET, *command], cwd=Path(FOLDER, bundle["folder"]),
