@@ -2,6 +2,7 @@
 # Set up .venv if needed, then check the registry index and run the whole test suite.
 # Extra arguments go to one pytest run instead (for example: bash scripts/test.sh tests/core -x).
 # .ci/run runs this, then the core's and the vision plugin's tests on Python 3.10 and 3.12.
+# The parts run in two lanes side by side where the machine allows (scripts/lanes.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GLUON_HUB_VENV=.venv SETUP_PROFILE=full bash scripts/setup.sh
@@ -30,13 +31,15 @@ video=$cv/action
 nlp=plugins/gluon-nlp-core/tests
 nlp_onnx="$nlp/test_onnx_export.py $nlp/test_onnx_runners.py $nlp/test_onnx_translation.py $nlp/test_onnx_lm_scoring.py"
 nlp_apart="$nlp_onnx $nlp/test_hybridize.py $nlp/test_models_elmo.py"
-status=0
-for part in tests "plugins/gluon-cv-core --ignore=$video --ignore=$cv/detection --ignore=$cv/segmentation" \
-        "$cv/detection" "$cv/segmentation" "$video" \
-        "plugins/gluon-nlp-core ${nlp_apart//plugins/--ignore=plugins}" "$nlp/test_hybridize.py" \
-        "$nlp/test_models_elmo.py" "$nlp_onnx" plugins/gluon-contrib plugins/gluon-hub-deploy; do
-    echo "test: $part"
-    # shellcheck disable=SC2086  # a part may carry an --ignore
-    .venv/bin/python -m pytest -q -p no:cacheprovider $part || status=1
-done
-exit "$status"
+# Two lanes of about equal length (the vision parts; the rest), balanced on the CI run of
+# 2026-11-28 (vision 1,190 s, the rest 1,090 s, one after another); scripts/lanes.sh says why.
+pytest=".venv/bin/python -m pytest -q -p no:cacheprovider"
+lane_vision=("$pytest plugins/gluon-cv-core --ignore=$video --ignore=$cv/detection --ignore=$cv/segmentation"
+             "$pytest $cv/detection" "$pytest $video")
+lane_rest=("$pytest tests" "$pytest $cv/segmentation"
+           "$pytest plugins/gluon-nlp-core ${nlp_apart//plugins/--ignore=plugins}"
+           "$pytest $nlp/test_hybridize.py" "$pytest $nlp/test_models_elmo.py" "$pytest $nlp_onnx"
+           "$pytest plugins/gluon-contrib" "$pytest plugins/gluon-hub-deploy")
+# shellcheck source=scripts/lanes.sh
+source scripts/lanes.sh
+run_lanes "${lane_vision[@]}" -- "${lane_rest[@]}"
