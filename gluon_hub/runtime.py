@@ -140,20 +140,33 @@ class Session:
         """The execution provider that runs the graph (the first one onnxruntime kept)."""
         return self.providers[0]
 
-    def takes(self, *per_example: Sequence[int]) -> bool:
+    def takes(self, *per_example: Sequence[int | None]) -> bool:
         """Whether the file has one input per shape of ``per_example``, each a batch of that
         shape: runners check a file against their spec before the first call, so a file
         exported from another model fails with their message, not deep in onnxruntime.
-        A free axis (named, not numbered, in the file) takes any size."""
+        A free axis (named, not numbered, in the file) takes any size, and None in
+        ``per_example`` accepts any."""
         return len(self.inputs) == len(per_example) and all(
             len(i.shape) == len(want) + 1
-            and all(not isinstance(d, int) or d == e for d, e in zip(i.shape[1:], want))
+            and all(not isinstance(d, int) or e is None or d == e for d, e in zip(i.shape[1:], want))
             for i, want in zip(self.inputs, per_example)
         )
 
     def described_inputs(self) -> str:
         """The file's inputs as ``name (shape), ...``, for error messages."""
         return ", ".join(f"{i.name} {tuple(i.shape)}" for i in self.inputs)
+
+    def require(self, spec: Any, *per_example: Sequence[int | None]) -> None:
+        """Raises ValueError, saying how to export the file again, unless it :meth:`takes`
+        ``per_example`` (None: any size) for the model ``spec`` describes."""
+        if not self.takes(*per_example):
+            feeds = " and ".join("(batch, " + ", ".join("any" if d is None else str(d) for d in shape) + ")"
+                                 for shape in per_example)
+            raise ValueError(
+                f"{str(self.path)!r} takes {self.described_inputs()}, but {spec.qualified_name!r} feeds {feeds}: "
+                f"the file was exported from another model or for another input size; export it again with "
+                f"gluon_hub.export({spec.name!r}, {str(self.path)!r}, format=\"onnx\")"
+            )
 
     def run(self, *arrays: np.ndarray) -> list[np.ndarray]:
         """The graph's outputs for ``arrays``, one per input in the file's input order."""

@@ -39,9 +39,7 @@ class DepthEstimator:
     """An exported Monodepth2 depth or pose network in an onnxruntime :class:`~gluon_hub.runtime.Session`."""
 
     def __init__(self, session: Session, spec: Any) -> None:
-        if len(session.inputs) != 1:
-            raise ValueError(f"{str(session.path)!r} takes {len(session.inputs)} inputs; a Monodepth2 graph takes "
-                             f"the image only: export {spec.name!r} again with gluon_hub.export")
+        session.require(spec, tuple(spec.input.shape))
         self.session = session
         self.spec = spec
         #: a pose network stacks two frames (6 channels) and returns the motion between them

@@ -41,9 +41,7 @@ class Segmenter:
     """An exported semantic-segmentation model in an onnxruntime :class:`~gluon_hub.runtime.Session`."""
 
     def __init__(self, session: Session, spec: Any) -> None:
-        if len(session.inputs) != 1:
-            raise ValueError(f"{str(session.path)!r} takes {len(session.inputs)} inputs; a segmentation graph "
-                             f"takes the image only: export {spec.name!r} again with gluon_hub.export")
+        session.require(spec, (3, None, None))  # the image at its own size
         self.session = session
         self.spec = spec
         self.mean = np.asarray(spec.input.mean, np.float32)

@@ -40,3 +40,17 @@ def exported_models(names: dict[str, tuple[int, ...]], folder: Path, *, dynamic_
         net = seeded_net(name, shape, seed)
         found[name] = (net, *save_and_export(net, folder, name, shape, dynamic_spatial=dynamic_spatial))
     return found
+
+
+def identity_onnx(path: Path, shape: tuple[int | str, ...]) -> Path:
+    """An ONNX file whose one input, of ``shape`` (a string names a free axis), is its output:
+    a file no runner of the zoo's models should accept."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    tensor = helper.make_tensor_value_info
+    graph = helper.make_graph([helper.make_node("Identity", ["data"], ["out"])], "identity",
+                              [tensor("data", TensorProto.FLOAT, list(shape))],
+                              [tensor("out", TensorProto.FLOAT, list(shape))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return path

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cv_testlib.cli import hub_json
+from cv_testlib.exported import identity_onnx
 from matplotlib import cbook
 from PIL import Image
 
@@ -120,8 +121,13 @@ def test_pose_network_motion_is_mxnets(images, tmp_path):
         runner.estimate(images[:1])
 
 
-def test_wrong_files_and_options_say_what_to_do(depth_model, images):
+def test_wrong_files_and_options_say_what_to_do(depth_model, images, tmp_path):
     _, _, onnx_file = depth_model
+    other = identity_onnx(tmp_path / "other.onnx", ("batch", 3, 192, 320))
+    with pytest.raises(ValueError, match=r"other\.onnx' takes data \('batch', 3, 192, 320\), but 'cv/monodepth2_\w+' "
+                       r"feeds \(batch, 3, 192, 640\): the file was exported from another model or for another "
+                       r"input size; export it again with gluon_hub\.export\('monodepth2_"):
+        gluon_hub.runtime.load(DEPTH, other)
     runner = gluon_hub.runtime.load(DEPTH, onnx_file)
     with pytest.raises(ValueError, match="call estimate"):
         runner.motion(*images)

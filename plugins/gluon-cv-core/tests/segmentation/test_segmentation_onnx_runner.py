@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cv_testlib.cli import hub_json
-from cv_testlib.exported import exported_models
+from cv_testlib.exported import exported_models, identity_onnx
 from matplotlib import cbook
 from PIL import Image
 
@@ -84,3 +84,14 @@ def test_cli_json_and_picture_are_the_same_for_both_runtimes(exported, images, t
     both = hub_json("predict", name, *images, "--runtime", "onnx", "--model-file", str(onnx_file), "--json",
                 check_no_mxnet=True)
     assert [line["image"] for line in both] == images and both[0] == {**want[0], "classes": want[0]["classes"][:5]}
+
+
+def test_a_file_that_does_not_take_images_is_refused(tmp_path):
+    """A segmentation graph takes any image size but three channels, and one input."""
+    for shape in (("batch", 1, "height", "width"), ("batch", 3, 64)):
+        other = identity_onnx(tmp_path / "other.onnx", shape)
+        with pytest.raises(ValueError, match=r"but 'cv/fcn_resnet50_voc' feeds \(batch, 3, any, any\): the file was "
+                           r"exported from another model"):
+            gluon_hub.runtime.load("fcn_resnet50_voc", other)
+    assert gluon_hub.runtime.load("fcn_resnet50_voc", identity_onnx(tmp_path / "any.onnx", ("b", 3, 7, 9))).spec.name \
+        == "fcn_resnet50_voc"
