@@ -120,19 +120,9 @@ def run_main_job(workdir: Path, train_seconds: float) -> int:
         print(f"index: {mirror / 'weights.json'}")
 
     with step("4. serve the mirror on loopback; load by name in a fresh process and evaluate"):
-        with mirror_server(mirror, workdir / "mirror-server.log") as (url, _):
-            print(f"mirror: {url}  cache: {cache} (empty); server log: {workdir / 'mirror-server.log'}")
-            env = dict(os.environ, GLUON_HUB_MIRRORS=url, GLUON_HUB_HOME=str(cache),
-                       GLUON_HUB_PROGRESS="0")
-            env.pop("GLUON_HUB_OFFLINE", None)
-            result = subprocess.run(
-                [sys.executable, str(HERE / "main_job.py"), "--evaluate", str(mirror / "weights.json")],
-                env=env, capture_output=True, text=True,
-            )
-        if result.returncode != 0:
-            print(result.stdout + result.stderr, file=sys.stderr)
+        loaded = evaluate_in_child("--evaluate", mirror, cache, workdir / "mirror-server.log")
+        if loaded is None:
             return 1
-        loaded = json.loads(result.stdout.strip().splitlines()[-1])
         print(f"fresh process loaded {loaded['file']} (hash verified) and measured "
               f"accuracy {loaded['accuracy']:.4f}")
         same = loaded["accuracy"] == trained_accuracy
@@ -161,6 +151,22 @@ def run_main_job(workdir: Path, train_seconds: float) -> int:
     return 0
 
 
+def evaluate_in_child(flag: str, mirror: Path, cache: Path, server_log: Path) -> dict | None:
+    """Serve ``mirror`` on loopback and run this script with ``flag`` in a fresh process whose
+    only source of weights is that mirror (an empty ``cache``, never offline); returns the
+    JSON its last line prints, or None after printing its output when it failed."""
+    with mirror_server(mirror, server_log) as (url, _):
+        print(f"mirror: {url}  cache: {cache} (empty); server log: {server_log}")
+        env = dict(os.environ, GLUON_HUB_MIRRORS=url, GLUON_HUB_HOME=str(cache), GLUON_HUB_PROGRESS="0")
+        env.pop("GLUON_HUB_OFFLINE", None)
+        result = subprocess.run([sys.executable, str(HERE / "main_job.py"), flag, str(mirror / "weights.json")],
+                                env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        print(result.stdout + result.stderr, file=sys.stderr)
+        return None
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 #: how far the ONNX runner's logits may be from MXNet's, relative to their largest magnitude
 #: (float32 arithmetic in another order: about 1e-7 here)
 ONNX_TOLERANCE = 1e-4
@@ -183,17 +189,9 @@ def onnx_check(net, mirror: Path, params: Path, cache: Path, workdir: Path) -> b
         gluon_hub.unregister_plugin("main-job")
     print(f"{mirror / converted.file.filename}: {converted.file.size} bytes, tag {converted.tag}, "
           f"{converted.file.hash}")
-    with mirror_server(mirror, workdir / "mirror-server-onnx.log") as (url, _):
-        env = dict(os.environ, GLUON_HUB_MIRRORS=url, GLUON_HUB_HOME=str(cache / "onnx"), GLUON_HUB_PROGRESS="0")
-        env.pop("GLUON_HUB_OFFLINE", None)
-        result = subprocess.run(
-            [sys.executable, str(HERE / "main_job.py"), "--evaluate-onnx", str(mirror / "weights.json")],
-            env=env, capture_output=True, text=True,
-        )
-    if result.returncode != 0:
-        print(result.stdout + result.stderr, file=sys.stderr)
+    loaded = evaluate_in_child("--evaluate-onnx", mirror, cache / "onnx", workdir / "mirror-server-onnx.log")
+    if loaded is None:
         return False
-    loaded = json.loads(result.stdout.strip().splitlines()[-1])
     _, _, x_test, y_test = digits_demo.digits_split()
     want = digits_demo.logits(net, x_test)
     got = np.asarray(loaded["logits"], dtype=np.float32)

@@ -28,6 +28,8 @@ import numpy as np
 import pytest
 
 FOLDER = os.environ.get("GLUON_HUB_TEST_ONNX_DIR")
+#: prepended to a child's code, makes ``import mxnet`` fail there
+NO_MXNET = (Path(__file__).parent / "helpers" / "no_mxnet.py").read_text()
 #: JSON keys whose numbers are pixel coordinates, and those that count a mask's pixels (each case
 #: states their tolerances apart)
 COORDINATES, AREAS = {"box", "x", "y"}, {"mask_area"}
@@ -36,16 +38,8 @@ COORDINATES, AREAS = {"box", "x", "y"}, {"mask_area"}
 #: manifest names (``SMALL_SPECS``: copies of a published spec with other keyword arguments and,
 #: where given, another input shape) are registered as the export registered them; then the
 #: hub's CLI runs
-WITHOUT_MXNET = """
+WITHOUT_MXNET = NO_MXNET + """
 import dataclasses, json, os, sys, types
-
-class NoMXNet:
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if name.split(".")[0] == "mxnet":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-sys.meta_path.insert(0, NoMXNet)
 import gluon_hub
 from gluon_hub.cli import main
 

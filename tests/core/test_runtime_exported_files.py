@@ -23,6 +23,8 @@ import pytest
 from gluon_hub import runtime
 
 FOLDER = os.environ.get("GLUON_HUB_TEST_ONNX_DIR")
+#: prepended to a child's code, makes ``import mxnet`` fail there
+NO_MXNET = (Path(__file__).parent / "helpers" / "no_mxnet.py").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -79,16 +81,8 @@ def test_cli_prints_mxnets_classes_without_importing_mxnet(fixtures):
 
 #: In a fresh interpreter, ``import mxnet`` fails as it does where MXNet is not installed (it
 #: is not, on Python 3.13); then the library call and the CLI that need MXNet are tried.
-WITHOUT_MXNET = """
+WITHOUT_MXNET = NO_MXNET + """
 import sys
-
-class NoMXNet:
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if name.split(".")[0] == "mxnet":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-sys.meta_path.insert(0, NoMXNet)
 import gluon_hub
 from gluon_hub.cli import main
 try:
