@@ -45,6 +45,18 @@ def _candidates(name: str, index: str | os.PathLike[str] | None, root: str | os.
     return found
 
 
+def _default_weights_tag(name: str) -> str:
+    """The tag of the weights ``gluon-hub convert NAME --pretrained`` converts, or ``default``."""
+    from .._api import info
+    from ..errors import UnknownNameError
+
+    try:
+        weights = info(name).weights
+    except UnknownNameError:
+        return "default"
+    return weights[0].tag if weights else "default"
+
+
 def find_converted(
     name: str,
     format: str = "onnx",
@@ -75,11 +87,13 @@ def find_converted(
     wanted = f"tagged {tag!r} " if tag is not None else ""
     what = f"{format} file of graph {graph!r}" if graph is not None else f"{format} file"
     known = ", ".join(dict.fromkeys(f"{v.tag} ({where})" for where, v in found)) or "none"
+    # the tag convert records: the one asked for, else that of the weights --pretrained takes
+    written = base if base is not None else _default_weights_tag(name)
     raise KeyError(
         f"no {what} {wanted}is known for model {name!r} (entries found: {known}); convert it "
-        f"where MXNet is installed (gluon-hub convert {name} --pretrained -o DIR"
+        f"where MXNet is installed (gluon-hub convert {name} --pretrained{'' if base is None else ' ' + base} -o DIR"
         f"{' --format ' + format if format != 'onnx' else ''}), then bundle it (gluon-hub bundle "
-        f"{name}:default{ending}{' and the other graphs' if graph is not None else ''} --from-dir DIR -o FILE) "
+        f"{name}:{written}{ending}{' and the other graphs' if graph is not None else ''} --from-dir DIR -o FILE) "
         "and 'gluon-hub import FILE' here, or pass "
         "index=DIR/weights.json with the folder served as a mirror"
     )

@@ -69,7 +69,11 @@ def test_a_model_without_a_runner_is_refused():
 
 def test_without_a_file_the_converted_graph_comes_through_the_cache(graph, tmp_path, monkeypatch):
     monkeypatch.setenv("GLUON_HUB_HOME", str(tmp_path / "cache"))
-    with pytest.raises(KeyError, match=r"no onnx file is known for model 'cv/cifar_resnet20_v1'.*gluon-hub convert"):
+    # the commands to run, with the tag that converting the published weights records
+    tag = gluon_hub.info(MODEL).weights[0].tag
+    with pytest.raises(KeyError, match=rf"no onnx file is known for model 'cv/cifar_resnet20_v1'.*gluon-hub convert "
+                       rf"cv/cifar_resnet20_v1 --pretrained -o DIR\), then bundle it \(gluon-hub bundle "
+                       rf"cv/cifar_resnet20_v1:{tag}\.onnx --from-dir DIR"):
         gluon_hub.runtime.load(MODEL)
     out = tmp_path / "converted"
     gluon_hub.publish(graph, MODEL, out, tag="default.onnx")

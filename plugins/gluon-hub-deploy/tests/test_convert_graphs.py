@@ -91,5 +91,5 @@ def test_convert_publishes_every_graph_and_the_runtime_finds_them_by_name(tiny, 
     assert offline.translate_ids(SOURCES, 4, max_length=6).tolist() == _mxnet_ids(net, vocab, 4)
     with pytest.raises(KeyError, match=r"no onnx file of graph 'encoder' tagged 'other' is known for model "
                        r"'convertgraphstest/tiny_nmt' \(entries found: .*default-encoder\.onnx .*bundle "
-                       r"convertgraphstest/tiny_nmt:default-encoder\.onnx and the other graphs"):
+                       r"convertgraphstest/tiny_nmt:other-encoder\.onnx and the other graphs"):
         gluon_hub.runtime.load(NAME, vocab=vocab, tag="other")
