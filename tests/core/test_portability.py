@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from gluon_hub._portability import read_rows, spec_fingerprint, write_rows
 from gluon_hub.specs import OnnxPortability
 
 HELPERS = Path(__file__).parent / "helpers"
+
 
 def _write(site: Path, rows: dict) -> None:
     (site / "portability.json").write_text(json.dumps({"schema": "gluon-hub-portability/1", "models": rows}))
@@ -103,3 +106,21 @@ def test_rows_are_written_stably(tmp_path):
     assert path.read_bytes() == first
     assert list(json.loads(first)["models"]) == ["a", "b"]
     assert read_rows(path) == rows
+
+
+def test_store_adds_a_row_beside_the_plugin_and_keeps_the_others(two_models, capsys):
+    from gluon_hub.portability import is_current, store
+
+    spec = gluon_hub.info("new_net")
+    row = OnnxPortability(status="exportable", fingerprint=spec_fingerprint(spec), opset=13,
+                          input_shapes=((None, 7),), max_rel_diff=2e-7)
+    assert store(spec, row) == two_models / "portability.json"
+    assert set(read_rows(two_models / "portability.json")) == {"good_net", "dcn_net", "new_net"}
+    gluon_hub.reset_hub()
+    assert is_current(gluon_hub.info("new_net")) and gluon_hub.info("new_net").onnx == row
+    # a plugin registered from an object has no file to keep rows beside: a warning, nothing lost
+    gluon_hub.register_plugin(types.SimpleNamespace(GLUON_HUB_API=">=1,<2", gluon_hub_models=gluon_hub.hookimpl(
+        lambda: [dataclasses.replace(spec, name="object_net", plugin="")])), "objplugin")
+    assert store(gluon_hub.info("object_net"), row) is None
+    assert "plugin 'objplugin' has no module file to keep rows beside; object_net's row is not stored" in \
+        capsys.readouterr().err

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gluon_hub import info, load
-from gluon_hub._portability import spec_fingerprint
+from gluon_hub.portability import spec_fingerprint
 from gluon_hub.specs import InputSpec, ModelSpec, OnnxPortability
 from gluon_hub.testing import _example_shape
 from gluon_hub_deploy._quantize import Int8Model

@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 __all__ = ["main"]
@@ -48,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not specs:
         raise ValueError("no model matches; see 'gluon-hub list'")
-    from gluon_hub._portability import shapes_text
+    from gluon_hub.portability import shapes_text, store
 
     blocked = failed = 0
     for index, spec in enumerate(specs, 1):
@@ -68,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = f"exportable ({shapes}, max relative difference {row.max_rel_diff:.1e})"
         print(f"[{index}/{len(specs)}] {spec.qualified_name}: {text} [{took:.1f} s]", flush=True)
         if args.write:
-            _store(spec, row)
+            store(spec, row)
     print(f"{len(specs) - blocked - failed} exportable, {blocked} blocked"
           + (f", {failed} not measured (errors above)" if failed else "")
           + ("" if args.write else " (not stored: add --write)"))
@@ -93,14 +92,13 @@ def _measure_apart(name: str) -> Any:
 
 
 def _selected(args: argparse.Namespace) -> list[Any]:
-    from gluon_hub._hub import get_hub
-    from gluon_hub._portability import is_current
+    import gluon_hub
+    from gluon_hub.portability import is_current
 
-    hub = get_hub()
     if args.names:
-        specs = [hub.lookup("models", name) for name in args.names]
+        specs = [gluon_hub.info(name) for name in args.names]
     else:
-        specs = hub.catalog("models").select(None, args.plugin, task=args.task)
+        specs = [gluon_hub.info(name) for name in gluon_hub.list_models(task=args.task, plugin=args.plugin)]
     if args.names and (args.task or args.plugin):
         specs = [s for s in specs if (not args.task or s.task == args.task)
                  and (not args.plugin or s.plugin == args.plugin)]
@@ -114,19 +112,3 @@ def _selected(args: argparse.Namespace) -> list[Any]:
                 smallest[s.factory] = s
         specs = [s for s in specs if smallest[s.factory] is s]
     return specs
-
-
-def _store(spec: Any, row: Any) -> None:
-    """Add ``row`` to its plugin's file (read again each time: rows of other runs stay)."""
-    from gluon_hub._hub import get_hub
-    from gluon_hub._portability import read_rows, rows_file, write_rows
-
-    plugin = next(p for p in get_hub().plugins() if p.name == spec.plugin)
-    path: Path | None = rows_file(plugin.module) if plugin.module else None
-    if path is None:
-        print(f"gluon-hub: warning: plugin {spec.plugin!r} has no module file to keep rows beside; "
-              f"{spec.name}'s row is not stored", file=sys.stderr)
-        return
-    rows = read_rows(path)
-    rows[spec.name] = row
-    write_rows(path, rows)

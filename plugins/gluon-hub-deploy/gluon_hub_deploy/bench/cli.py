@@ -156,20 +156,19 @@ def _batches(text: str) -> list[int]:
 
 
 def _selected(names: Sequence[str], task: str | None) -> list[Any]:
-    from gluon_hub._hub import get_hub
+    import gluon_hub
 
-    hub = get_hub()
     if names and task:
         raise ValueError("give model NAMEs or --task, not both")
     if names:
-        return [hub.lookup("models", name) for name in names]
+        return [gluon_hub.info(name) for name in names]
     if not task:
         raise ValueError("name the models to measure (gluon-hub bench NAME...) or a task (--task TASK); "
                          "see 'gluon-hub list'")
     # the int8 entries are measured as the int8 runtime of their float32 model
-    specs = [s for s in hub.catalog("models").select(None, None, task=task) if "int8" not in s.tags]
+    specs = [s for s in map(gluon_hub.info, gluon_hub.list_models(task=task)) if "int8" not in s.tags]
     if not specs:
-        tasks = sorted({s.task for s in hub.catalog("models").select() if s.task})
+        tasks = sorted({s.task for s in map(gluon_hub.info, gluon_hub.list_models()) if s.task})
         raise ValueError(f"no model has the task {task!r}; tasks: {', '.join(tasks)}")
     return specs
 
@@ -193,11 +192,11 @@ def _not_applicable(spec: Any, runtime: str) -> str | None:
 
 
 def _int8_name(spec: Any) -> str | None:
-    from gluon_hub._hub import get_hub
+    import gluon_hub
     from gluon_hub.errors import UnknownNameError
 
     try:
-        return str(get_hub().lookup("models", f"{spec.qualified_name}_int8").qualified_name)
+        return str(gluon_hub.info(f"{spec.qualified_name}_int8").qualified_name)
     except UnknownNameError:
         return None
 
