@@ -20,7 +20,7 @@ import numpy as np
 from .masks import paste_masks
 from .predict import Detection, class_colour, draw_detections, each_image
 
-__all__ = ["Instance", "draw_instances", "instances", "run", "segment_instances"]
+__all__ = ["Instance", "draw_instances", "instances", "rcnn_max_size", "run", "segment_instances"]
 
 
 @dataclass(frozen=True)
@@ -65,11 +65,20 @@ def instances(ids: np.ndarray, scores: np.ndarray, boxes: np.ndarray, masks: np.
             for n, s, b, m in zip(names, scores[keep][order], boxes[order], full[order])]
 
 
+def rcnn_max_size(spec: Any) -> int:
+    """The longer-side cap of a Mask R-CNN's test images: its network's ``max_size``, 1333 in
+    GluonCV's COCO configurations; 512 for ``custom_mask_rcnn_fpn``, whose one RPN level lays
+    its 128 x 128 anchor cells on the stride-4 P2 map, so that a side beyond 512 pixels fails
+    in MXNet (as in GluonCV) under its network's ``max_size`` of 1000."""
+    return 512 if spec.kwargs.get("config") == "custom_fpn" else 1333
+
+
 def segment_instances(net: Any, spec: Any, images: Sequence[str], threshold: float = 0.5,
                       ctx: Any = None) -> list[tuple[Any, list[Instance]]]:
     """``(decoded image, instances)`` for each image file, one forward pass per image (each
-    keeps its own aspect ratio, as in GluonCV's demos)."""
-    return each_image(net, spec, images, threshold, ctx, _instances, max_size=net.max_size)
+    keeps its own aspect ratio, as in GluonCV's demos), the longer side within the network's
+    ``max_size`` and :func:`rcnn_max_size`."""
+    return each_image(net, spec, images, threshold, ctx, _instances, max_size=min(net.max_size, rcnn_max_size(spec)))
 
 
 def draw_instances(image: Any, instances: Sequence[Instance], classes: Sequence[str], out: str,

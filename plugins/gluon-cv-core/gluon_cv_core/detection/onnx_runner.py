@@ -23,7 +23,7 @@ import numpy as np
 
 from gluon_hub.runtime import Session, read_image, resize_cubic
 
-from .instance_predict import Instance, draw_instances, instances
+from .instance_predict import Instance, draw_instances, instances, rcnn_max_size
 from .predict import MAX_SIZE, Detection, draw_detections
 
 __all__ = ["Detector", "InstanceSegmenter", "resized_size"]
@@ -128,8 +128,8 @@ class InstanceSegmenter(Detector):
     their masks on the image, as ``gluon-hub predict`` finds them on MXNet.
 
     ``max_size`` caps the resized image's longer side as the network's ``max_size`` does on
-    MXNet: default GluonCV's 1333 of its COCO configurations, Faster R-CNN's 1000 for
-    ``custom_mask_rcnn_fpn`` (:func:`rcnn_max_size`).
+    MXNet: default GluonCV's 1333 of its COCO configurations, 512 for ``custom_mask_rcnn_fpn``
+    (:func:`~.instance_predict.rcnn_max_size`).
     """
 
     outputs = ("class ids", "scores", "boxes", "masks")
@@ -154,10 +154,3 @@ class InstanceSegmenter(Detector):
     def draw(self, image: np.ndarray, found: Sequence[Any], out: str) -> None:
         """Write ``image`` with its masks, boxes, names and scores to ``out`` (as ``predict --out``)."""
         draw_instances(image, found, self.classes, out)
-
-
-def rcnn_max_size(spec: Any) -> int:
-    """The longer-side cap of a Mask R-CNN's test images: its network's ``max_size``, 1333 in
-    GluonCV's COCO configurations and Faster R-CNN's default 1000 in ``custom_fpn``
-    (``custom_mask_rcnn_fpn``); a test checks this against the networks."""
-    return 1000 if spec.kwargs.get("config") == "custom_fpn" else 1333

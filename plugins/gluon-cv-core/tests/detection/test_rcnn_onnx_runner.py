@@ -29,9 +29,10 @@ from PIL import Image
 import gluon_hub
 import gluon_hub.runtime
 from gluon_cv_core.common.images import read_image
-from gluon_cv_core.detection.instance_predict import draw_instances, segment_instances
-from gluon_cv_core.detection.onnx_runner import Detector, InstanceSegmenter, rcnn_max_size
+from gluon_cv_core.detection.instance_predict import draw_instances, rcnn_max_size, segment_instances
+from gluon_cv_core.detection.onnx_runner import Detector, InstanceSegmenter
 from gluon_cv_core.detection.predict import MAX_SIZE, detect, draw_detections, to_input
+from gluon_hub.compat import mx
 from gluon_hub.runtime import open_session
 
 pytestmark = pytest.mark.portability
@@ -149,7 +150,8 @@ def test_mask_rcnn_runner_input_instances_masks_and_picture_are_mxnets(mask, ima
 
 def test_mask_rcnn_runner_caps_the_longer_side_as_each_network_does():
     """``rcnn_max_size`` is each Mask R-CNN configuration's ``max_size`` (the networks' defaults
-    included), so the runner resizes as ``segment_instances`` does with ``net.max_size``."""
+    included), but where the anchors cover less (custom_mask_rcnn_fpn: 128 cells at stride 4),
+    so the runner resizes as ``segment_instances`` does."""
     import inspect
 
     from gluon_cv_core.detection.models.faster_rcnn import FasterRCNN
@@ -160,7 +162,24 @@ def test_mask_rcnn_runner_caps_the_longer_side_as_each_network_does():
     assert len(names) >= 9
     for name in names:
         spec = gluon_hub.info(name)
-        assert rcnn_max_size(spec) == CONFIGS[spec.kwargs["config"]]["options"].get("max_size", default), name
+        configured = CONFIGS[spec.kwargs["config"]]["options"].get("max_size", default)
+        assert rcnn_max_size(spec) == (512 if name == "custom_mask_rcnn_fpn" else configured), name
+
+
+def test_custom_mask_rcnn_fpn_predicts_on_a_photograph_taller_than_its_anchors_cover(tmp_path):
+    """The 600 x 512 photograph used to fail in MXNet (``slice_like``: 150 feature rows, 128 anchor
+    rows) at the network's max_size of 1000; it is resized to 437 x 512 now. The weights are a
+    file, as after fine-tuning: the pyramid levels P3-P6 that this model leaves unused get their
+    shapes from the feature extractor alone."""
+    net = gluon_hub.load("custom_mask_rcnn_fpn")
+    x = mx.nd.zeros((1, 3, 256, 256))
+    net.features(x)
+    net(x)
+    net.save_parameters(str(tmp_path / "custom.params"))
+    (found,) = hub_json("predict", "custom_mask_rcnn_fpn", str(PHOTO), "--params", str(tmp_path / "custom.params"),
+                        "--json", "--threshold", "0")
+    assert (found["width"], found["height"]) == (512, 600)
+    assert all(0 <= v <= 600 for item in found["instances"] for v in item["box"])
 
 
 def test_runners_refuse_a_graph_of_another_kind(faster, mask):
