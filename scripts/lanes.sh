@@ -12,9 +12,9 @@
 # GLUON_HUB_TEST_LANES=1 runs every command in one lane, its output streamed as it comes; the
 # default is 2 where there are 2 cores and 20 GiB of memory (the parts' order keeps the two
 # lanes' largest apart: scripts/test.sh), else 1. With two lanes each command's output is
-# held back in a file and printed whole when it ends, so the two lanes' lines never interleave, and OpenMP gets one
-# thread per lane unless OMP_NUM_THREADS is set (two lanes of two threads each on two cores
-# would keep preempting each other's spinning workers).
+# held back in a file and printed whole when it ends, so the two lanes' lines never
+# interleave, and OpenMP gets one thread per lane unless OMP_NUM_THREADS is set (two lanes of
+# two threads each on two cores would keep preempting each other's spinning workers).
 
 default_lanes() {
     local memory_kib
