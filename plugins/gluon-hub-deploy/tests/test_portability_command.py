@@ -169,3 +169,24 @@ def test_a_model_beyond_onnxs_2_gib_is_blocked_before_it_is_built(site: Path, mo
     row = _measure.measure("porta/porta_huge")
     assert row.status == "blocked"
     assert row.blocker.startswith("its float32 parameters (2.2 GiB) exceed ONNX's 2 GiB protobuf limit"), row.blocker
+
+
+def test_detections_that_cannot_be_paired_are_weighed_against_mxnets_own(monkeypatch: pytest.MonkeyPatch):
+    """Unpaired detections (the ResNeSt R-CNNs: a detection without a counterpart) block the row
+    as a converter difference only where MXNet keeps its own detections when its input moves by
+    1e-7; where those change too, the row says the comparison is not possible with random
+    weights, and names what differed."""
+    from gluon_hub._portability import blocker_class
+    from gluon_hub_deploy import _measure
+
+    missing = "MXNet's detection of class 46 scoring 0.443616 has no counterpart in onnxruntime's"
+    monkeypatch.setattr(_measure, "_noise_floor", lambda *args: float("inf"))
+    text = _measure._differing(None, [], [], True, missing)
+    assert text == ("not comparable with random weights: MXNet's own detections change (another count, or one "
+                    "without a counterpart) when its input moves by 1e-7 (float32 rounding grows through this "
+                    f"network with random weights), onnxruntime's differ: {missing}")
+    assert blocker_class(text) == "random_weights"
+    monkeypatch.setattr(_measure, "_noise_floor", lambda *args: 3e-6)
+    assert _measure._differing(None, [], [], True, missing) == f"onnxruntime's outputs differ from MXNet's: {missing}"
+    assert _measure._differing(None, [], [], False, 2e-3, " at [(1, 3, 96, 96)]") == (
+        "at [(1, 3, 96, 96)] onnxruntime's outputs differ from MXNet's by 2.0e-03 of their scale (tolerance 1e-04)")
