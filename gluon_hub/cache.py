@@ -64,6 +64,7 @@ __all__ = [
     "offline",
     "prefetch",
     "prefetch_command",
+    "progress_setting",
     "purge",
     "purge_extracted",
     "verify",
@@ -100,6 +101,12 @@ def cache_dir(root: str | os.PathLike[str] | None = None) -> Path:
 def mirrors() -> tuple[str, ...]:
     """The mirror bases tried in order (``GLUON_HUB_MIRRORS``, the config file, or the default)."""
     return settings().mirrors
+
+
+def progress_setting() -> bool | None:
+    """Whether long work shows progress bars (``GLUON_HUB_PROGRESS``, then the config file);
+    None leaves it to whether standard error is a terminal. Plugins' own bars follow it."""
+    return settings().progress
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Mapping
 
 __all__ = [
     "HASH_LENGTHS",
+    "import_object",
     "FileRef",
     "Metric",
     "WeightVariant",
@@ -536,3 +537,12 @@ def _from_jsonable(cls: type, data: Mapping[str, Any]) -> Any:
             value = tuple(value)
         values[key] = value
     return cls(**values)
+
+
+def import_object(path: str, owner: str) -> Any:
+    """The object a spec's ``"package.module:attr"`` string names (a factory, a runner, export
+    graphs, a plugin's own hook), imported on use as the hub imports them; a failure is a
+    :class:`~gluon_hub.errors.PluginError` that names ``owner`` (what pointed there)."""
+    from ._factory import import_object as _import
+
+    return _import(path, owner)

@@ -124,3 +124,19 @@ def test_store_adds_a_row_beside_the_plugin_and_keeps_the_others(two_models, cap
     assert store(gluon_hub.info("object_net"), row) is None
     assert "plugin 'objplugin' has no module file to keep rows beside; object_net's row is not stored" in \
         capsys.readouterr().err
+
+
+def test_tools_import_spec_strings_and_read_the_progress_setting_through_public_names(monkeypatch):
+    """What gluon-hub-deploy needs from the core beyond the matrix, public: a spec's
+    "module:attr" string imported with errors naming its owner, and GLUON_HUB_PROGRESS."""
+    from gluon_hub.cache import progress_setting
+    from gluon_hub.errors import PluginError
+    from gluon_hub.specs import import_object
+
+    assert import_object("gluon_hub.portability:store", "a test") is __import__("gluon_hub.portability").portability.store
+    with pytest.raises(PluginError, match=r"the export graphs of model 'x': 'gluon_hub.portability' has no attribute "
+                       r"'nothing'"):
+        import_object("gluon_hub.portability:nothing", "the export graphs of model 'x'")
+    for value, expected in (("0", False), ("1", True)):
+        monkeypatch.setenv("GLUON_HUB_PROGRESS", value)
+        assert progress_setting() is expected

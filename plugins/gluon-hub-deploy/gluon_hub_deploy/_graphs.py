@@ -42,7 +42,7 @@ def export_spec_graphs(spec: ModelSpec, path: str | os.PathLike[str], format: st
 
 def spec_graphs(spec: ModelSpec, model: Any, input_shape: Sequence[int] | None) -> list[ExportGraph]:
     """The graphs ``spec.export_graphs`` builds for ``model`` (traced at ``input_shape``)."""
-    from gluon_hub._factory import import_object
+    from gluon_hub.specs import import_object
 
     build = import_object(str(spec.export_graphs), f"the export graphs of model {spec.qualified_name!r}")
     graphs = list(build(model, input_shape))

@@ -325,7 +325,7 @@ def measure(name: str) -> OnnxPortability:
     first = _random_inputs(shapes, dtypes, 0)
     try:  # the trained-like hook runs the network too, so it fails where MXNet does
         if spec.factory in TRAINED_LIKE:
-            from gluon_hub._factory import import_object
+            from gluon_hub.specs import import_object
 
             import_object(TRAINED_LIKE[spec.factory], f"the trained-like weights of {name!r}")(net, first[0])
         expected = _mxnet_outputs(net, first)

@@ -12,9 +12,9 @@ class ProgressBar:
 
     def __init__(self, total: int, unit: str, enabled: bool | None = None) -> None:
         if enabled is None:
-            from gluon_hub._cache._settings import settings  # GLUON_HUB_PROGRESS, read in one place
+            from gluon_hub.cache import progress_setting  # GLUON_HUB_PROGRESS, read in one place
 
-            enabled = settings().progress
+            enabled = progress_setting()
         if enabled is None:
             enabled = sys.stderr.isatty()
         self._bar = None

@@ -394,7 +394,7 @@ def int8_model(fp32: str, input_shape: Sequence[int], calib_data: Iterable[Any] 
                          "pass that instead of tag")
 
     if isinstance(thresholds, str):
-        from gluon_hub._factory import import_object
+        from gluon_hub.specs import import_object
 
         thresholds = import_object(thresholds, f"the thresholds of the int8 model of {fp32!r}")(fp32)
     net = load(fp32, **kwargs)
