@@ -35,8 +35,8 @@ nlp_apart="$nlp_onnx $nlp/test_hybridize.py $nlp/test_models_elmo.py"
 # never meet: the vision part without its task folders grows to 13.6 GB by its end and the
 # text plugin's part needs 9.2 GB, together 22.9 of a 24 GB machine when they met (CI run of
 # 2026-11-28), so the text parts go first, and segmentation (8 GB) last, beside detection and
-# the video models (9 GB). Vision about 1,670 s, the rest 1,460 s, side by side, where one
-# after another took 2,280 s; scripts/lanes.sh says why.
+# the video models (9 GB). In the CI run of e96b74f: vision 1,340 s, the rest 1,105 s, side
+# by side (peak 17.9 GB), where one after another took 2,280 s; scripts/lanes.sh says why.
 pytest=".venv/bin/python -m pytest -q -p no:cacheprovider"
 lane_vision=("$pytest plugins/gluon-cv-core --ignore=$video --ignore=$cv/detection --ignore=$cv/segmentation"
              "$pytest $cv/detection" "$pytest $video")
