@@ -129,6 +129,29 @@ def _build(args: argparse.Namespace, classes: Sequence[str], ctx: list[Any]) -> 
     return gluon_hub.load(args.model, ctx=ctx, classes=list(classes), pretrained_base=args.pretrained_base, **extra)
 
 
+def data_shape(args: argparse.Namespace, net: Any) -> tuple[int, int] | None:
+    """``(longest, shorter)`` side the images are resized to, or None for the network's own.
+
+    The network's ``max_size`` is capped where its anchors cover less
+    (:func:`.instance_predict.rcnn_max_size`: 512 for ``custom_mask_rcnn_fpn``, whose own 1000
+    fails in MXNet on larger images), as prediction caps it.
+    """
+    import gluon_hub
+
+    from .instance_predict import rcnn_max_size
+
+    spec = gluon_hub.info(args.model)
+    cap = min(net.max_size, rcnn_max_size(spec))
+    if args.image_max_size and args.image_max_size > cap:
+        raise ValueError(f"--image-max-size {args.image_max_size} is larger than {spec.name}'s anchors cover "
+                         f"({cap} pixels: MXNet fails on such images); give at most {cap}")
+    if not (args.image_short or args.image_max_size or cap < net.max_size):
+        return None
+    short = args.image_short or (net.short[-1] if isinstance(net.short, (tuple, list)) else net.short)
+    longest = args.image_max_size or (cap if cap < net.max_size else max(net.max_size, short))
+    return longest, min(short, longest)
+
+
 class _ValTransform:
     """``(image, label, segm)`` -> ``(CHW image, scale)``: the recipe's validation resize."""
 
@@ -179,11 +202,7 @@ def train(args: argparse.Namespace) -> list[dict[str, float]]:
         raise ValueError(f"the validation data's classes {list(val_set.classes)[:5]}... differ from the training "
                          f"data's {list(train_set.classes)[:5]}...")
     net = _build(args, train_set.classes, ctx)
-    data_shape = None
-    if args.image_short or args.image_max_size:
-        short = args.image_short or (net.short[-1] if isinstance(net.short, (tuple, list)) else net.short)
-        data_shape = (args.image_max_size or max(net.max_size, short), short)
-    recipe = recipe_for(args.model, net, data_shape=data_shape, seed=args.seed)
+    recipe = recipe_for(args.model, net, data_shape=data_shape(args, net), seed=args.seed)
     if not isinstance(recipe, MaskRCNNRecipe):
         raise ValueError(f"{args.model} is not a Mask R-CNN; train detectors with "
                          "python -m gluon_cv_core.detection.train")

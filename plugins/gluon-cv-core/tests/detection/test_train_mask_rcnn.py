@@ -257,6 +257,30 @@ def test_script_trains_and_scores_box_and_mask_ap(tmp_path) -> None:
         [f"{MODEL}-best.params"]
 
 
+def test_custom_fpn_trains_within_what_its_anchors_cover() -> None:
+    """custom_mask_rcnn_fpn's anchors cover 512 pixels (its network's max_size of 1000 fails in
+    MXNet beyond): the script resizes to at most 512, as prediction does, and refuses more;
+    the other models keep their own sizes unless asked."""
+    from types import SimpleNamespace
+
+    custom = SimpleNamespace(short=600, max_size=1000)
+    c4 = SimpleNamespace(short=800, max_size=1333)
+
+    def shape(model, net, *argv):
+        args = train_instance.build_parser().parse_args(
+            ["--model", model, "--coco-root", "unused", *argv])
+        return train_instance.data_shape(args, net)
+
+    assert shape("custom_mask_rcnn_fpn", custom) == (512, 512)
+    assert shape("custom_mask_rcnn_fpn", custom, "--image-short", "400") == (512, 400)
+    assert shape(MODEL, c4) is None
+    assert shape(MODEL, c4, "--image-short", "600") == (1333, 600)
+    assert shape(MODEL, c4, "--image-short", "1400") == (1400, 1400)
+    with pytest.raises(ValueError, match="--image-max-size 1000 is larger than custom_mask_rcnn_fpn's anchors "
+                                         r"cover \(512 pixels"):
+        shape("custom_mask_rcnn_fpn", custom, "--image-max-size", "1000")
+
+
 # ---------------------------------------------------------------- bad input
 
 

@@ -16,6 +16,7 @@ from gluon_hub.compat import mx
 
 from ...common.backbones.features import _shared, tapped_outputs
 from ...common.norm import sync_key
+from ...common.shapes import shape_parameters
 
 _XAVIER_IN = dict(rnd_type="uniform", factor_type="in", magnitude=1.0)
 
@@ -74,6 +75,9 @@ def fpn_features(net: Any, taps: Sequence[str], num_filters: int = 256, no_bias:
             levels.append(norm(conv(y, f"P{level}_conv1", 3), f"P{level}_bn"))
         pyramid = levels[::-1] + [p6]
     block = mx.gluon.SymbolBlock(pyramid, data, params=shared)
+    # the backbone's and pyramid's shapes do not depend on the image size; known now, they hold
+    # where a hybridized network leaves levels unused (custom_mask_rcnn_fpn reads P2 only)
+    shape_parameters(block, mx.sym.Group(pyramid), (1, 3, 256, 256))
     for name, param in block.collect_params().items():
         if name.startswith("P") and name.endswith("_weight"):
             param.init = mx.init.Xavier(**_XAVIER_IN)

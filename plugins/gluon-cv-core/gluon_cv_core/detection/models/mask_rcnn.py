@@ -23,6 +23,7 @@ from ...common.backbones.features import _shared, backbone, gluoncv_names
 from ...common.blocks import BUILT_FROM_NAME, check_gluoncv_structure
 from ...common.boxes import class_index_map
 from ...common.norm import SyncBatchNorm
+from ...common.shapes import shape_parameters
 from ..classes import BY_DATASET
 from ..masks import paste_masks
 from .faster_rcnn import _C4, _TAPS, FasterRCNN
@@ -262,9 +263,12 @@ def mask_rcnn(config: str, classes: Sequence[str] | str = "coco", pretrained_bas
         features = fpn_features(net, _MASK_TAPS[spec["base"]], sync_norm=sync, num_devices=num_devices)
         top = None
         patterns = "(?!.*moving)" if sync else _CUSTOM_TRAIN if config == "custom_fpn" else _FPN_TRAIN
-    return MaskRCNN(features, top, names, box_features=_box_head(spec["box_head"], norm_kwargs),
-                    train_patterns=patterns, mask_norm_kwargs=norm_kwargs if sync else None,
-                    **{**spec["options"], **options})
+    net = MaskRCNN(features, top, names, box_features=_box_head(spec["box_head"], norm_kwargs),
+                   train_patterns=patterns, mask_norm_kwargs=norm_kwargs if sync else None,
+                   **{**spec["options"], **options})
+    if config == "custom_fpn":  # its heads leave P3-P6 unused: no parameter may wait for the first call
+        shape_parameters(net, mx.sym.Group(list(net(mx.sym.var("data")))), (1, 3, 512, 512))
+    return net
 
 
 __all__ = ["CONFIGS", "MaskHead", "MaskRCNN", "mask_rcnn", "paste_masks"]
