@@ -15,6 +15,7 @@ positive regions ``(B, P, C, M, M)`` third, as GluonCV does.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 from gluon_hub.compat import mx
@@ -268,6 +269,9 @@ def mask_rcnn(config: str, classes: Sequence[str] | str = "coco", pretrained_bas
                    **{**spec["options"], **options})
     if config == "custom_fpn":  # its heads leave P3-P6 unused: no parameter may wait for the first call
         shape_parameters(net, mx.sym.Group(list(net(mx.sym.var("data")))), (1, 3, 512, 512))
+        # and MXNet's warning about them, on every hybridized first call, is expected here
+        warnings.filterwarnings("ignore", message=r"Parameter (P[3-6]_conv1_(weight|bias)(, )?)+ is not used by "
+                                "any computation", category=UserWarning)
     return net
 
 
