@@ -18,7 +18,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from gluon_hub_deploy.bench.cli import RESULT_KEYS, machine
+import gluon_hub
+from gluon_hub_deploy.bench.cli import RESULT_KEYS, _not_applicable, machine
 
 pytestmark = pytest.mark.mxnet
 
@@ -177,3 +178,11 @@ def test_onnx_blocked_model_is_skipped_with_its_reason(tmp_path: Path):
     assert "skipped: not portable to ONNX: cv/mobilenet1.0_int8 cannot be exported" in run.stdout
     saved = json.loads(out.read_text())
     assert saved["results"] == [] and saved["skipped"][0]["runtime"] == "onnx"
+
+
+def test_a_model_exported_as_several_graphs_is_not_timed_as_one_onnx_file():
+    """SiamRPN leaves MXNet as its template and search graphs: the onnx runtime says so, naming them."""
+    reason = _not_applicable(gluon_hub.info("siamrpn_alexnet_v2_otb15"), "onnx")
+    assert reason == ("exports to ONNX as several graphs (gluon_cv_core.tracking.export_graphs:siamrpn_graphs), "
+                      "not one to time")
+    assert _not_applicable(gluon_hub.info("siamrpn_alexnet_v2_otb15"), "mxnet") is None

@@ -16,15 +16,32 @@ pytestmark = pytest.mark.portability  # whole models against MXNet: the 3.11 leg
 _NAME = "siamrpn_alexnet_v2_otb15"
 
 
-def test_siamrpn_fixed_shapes_by_name_keep_call_order(tmp_path):
-    """The inputs and outputs keep call order: mxnet.onnx lists the search image (read first
-    by the graph) before the template, which gave the template the search image's shape."""
-    (by_name,) = gluon_hub.export(_NAME, tmp_path / "by-name.onnx", format="onnx",
-                                  input_shape=[(1, 3, 127, 127), (1, 3, 287, 287)])
-    session = onnxruntime.InferenceSession(str(by_name), providers=["CPUExecutionProvider"])
-    assert {i.name: i.shape for i in session.get_inputs()} == {"data0": [1, 3, 127, 127],
-                                                                "data1": [1, 3, 287, 287]}
-    assert [o.shape for o in session.get_outputs()] == [[1, 10, 21, 21], [1, 20, 21, 21]]
+def test_siamrpn_by_name_is_its_template_and_search_graphs(tmp_path):
+    """By name, SiamRPN leaves MXNet as the graphs its spec names: ``template`` (crop -> features),
+    run once per object, and ``search`` (features, crop -> cls, loc), batch and search size free;
+    together they give the whole network's outputs (inputs and outputs in call order: mxnet.onnx
+    lists them in the order the graph reads them, which once swapped the template and the search)."""
+    net = gluon_hub.load(_NAME)
+    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net(mx.nd.zeros((1, 3, 127, 127)), mx.nd.zeros((1, 3, 287, 287)))
+    params = tmp_path / "siamrpn.params"
+    net.save_parameters(str(params))
+    files = gluon_hub.export(_NAME, tmp_path / "by-name.onnx", format="onnx", pretrained=str(params))
+    assert [f.name for f in files] == ["by-name-template.onnx", "by-name-search.onnx"]
+    template, search = (onnxruntime.InferenceSession(str(f), providers=["CPUExecutionProvider"]) for f in files)
+    assert [i.shape[1:] for i in template.get_inputs()] == [[3, 127, 127]]
+    assert [i.shape[1:2] for i in search.get_inputs()] == [[256], [3]]
+    assert search.get_inputs()[0].shape[2:] == [6, 6] and len(search.get_outputs()) == 2
+    rng = np.random.default_rng(1)
+    for batch, size, side in [(1, 287, 21), (2, 255, 17)]:
+        crop = rng.normal(size=(batch, 3, 127, 127)).astype(np.float32)
+        region = rng.normal(size=(batch, 3, size, size)).astype(np.float32)
+        expected = [o.asnumpy() for o in net(mx.nd.array(crop), mx.nd.array(region))]
+        (features,) = template.run(None, {template.get_inputs()[0].name: crop})
+        got = search.run(None, dict(zip([i.name for i in search.get_inputs()], (features, region))))
+        assert [g.shape for g in got] == [(batch, 10, side, side), (batch, 20, side, side)]
+        for g, e in zip(got, expected):
+            assert np.abs(g - e).max() <= 1e-4 * np.abs(e).max()
 
 
 def test_siamrpn_matches_mxnet_at_two_search_sizes(tmp_path):

@@ -4,9 +4,9 @@
 name it as ``runner``. It runs the MXNet path's own numpy loop (:class:`.loop.SiamRPNLoop`:
 crops around the last position, anchors, scale and aspect penalties, cosine window, size
 smoothing) with the exported network in onnxruntime and OpenCV's bilinear crop resize in numpy
-(:func:`gluon_hub.runtime.resize_linear`). The exported graph is the whole network, ``(template
-crop, search crop) -> (cls, loc)``, so the template's backbone runs again with every frame
-(the MXNet path keeps its features): the same numbers, about a fifth more work per frame.
+(:func:`gluon_hub.runtime.resize_linear`). The network is exported as two graphs
+(:mod:`.export_graphs`): ``template`` runs once per object and ``search`` with every frame,
+against the template's features, as the MXNet tracker runs it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 
 from gluon_hub.runtime import Session, resize_linear
 
+from .geometry import FEATURES, feature_size
 from .loop import SiamRPNLoop, TrackedBox
 from .predict import track_video
 
@@ -33,19 +34,31 @@ class ObjectTracker(SiamRPNLoop):
     ``**loop`` sets :class:`~.loop.SiamRPNLoop`'s hyper-parameters; the crop sizes are the spec's.
     """
 
-    def __init__(self, session: Session, spec: Any, **loop: Any) -> None:
+    graphs = ("template", "search")
+
+    def __init__(self, sessions: dict[str, Session], spec: Any, **loop: Any) -> None:
         template, search = int(spec.input.shape[-1]), int(spec.extra_inputs[0].shape[-1])
         super().__init__(exemplar_size=template, instance_size=search, **loop)
-        self.session = session
+        if not isinstance(sessions, dict) or set(sessions) != set(self.graphs):
+            raise TypeError(f"the runner of {spec.qualified_name!r} takes {{graph: Session}} for the graphs "
+                            f"{', '.join(self.graphs)}, as gluon_hub.runtime.load builds it")
+        self.template_session, self.search_session = sessions["template"], sessions["search"]
+        #: the search graph's session: it runs with every frame (``session.provider``)
+        self.session = self.search_session
         self.spec = spec
-        self.path = session.path
-        if not (session.takes((3, template, template), (3, search, search))
-                and len(session.session.get_outputs()) == 2):
+        grid = feature_size(template)
+        fits = (self.template_session.takes((3, template, template))
+                and len(self.template_session.session.get_outputs()) == 1
+                and self.search_session.takes((FEATURES, grid, grid), (3, search, search))
+                and len(self.search_session.session.get_outputs()) == 2)
+        if not fits:
             raise ValueError(
-                f"{str(self.path)!r} takes {session.described_inputs()}, but {spec.qualified_name!r} feeds a template crop (1, 3, "
-                f"{template}, {template}) and a search crop (1, 3, {search}, {search}) and expects two outputs "
-                f"(cls, loc): the file was exported from another model or for other crop sizes; export it again "
-                f"with gluon_hub.export({spec.name!r}, {str(self.path)!r}, format=\"onnx\")"
+                f"{str(self.template_session.path)!r} and {str(self.search_session.path)!r} take "
+                f"{self.template_session.described_inputs()} and {self.search_session.described_inputs()}, but "
+                f"{spec.qualified_name!r} feeds a template crop (1, 3, {template}, {template}), then its features "
+                f"(1, {FEATURES}, {grid}, {grid}) with a search crop (1, 3, {search}, {search}): the files were "
+                f"exported from another model or for other crop sizes; export them again with "
+                f"gluon_hub.export({spec.name!r}, FILE, format=\"onnx\")"
             )
 
     def network_input(self, patch: np.ndarray, out_size: int) -> np.ndarray:
@@ -54,11 +67,12 @@ class ObjectTracker(SiamRPNLoop):
         return np.ascontiguousarray(resized.transpose(2, 0, 1)[None], dtype=np.float32)
 
     def template(self, crop: np.ndarray) -> np.ndarray:
-        """The template crop itself: the exported graph takes it with every search crop."""
-        return crop
+        """The template's backbone features, computed once per object."""
+        (features,) = self.template_session.run(crop)
+        return features
 
     def scores(self, crop: np.ndarray, template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        cls, loc = self.session.run(template, crop)
+        cls, loc = self.search_session.run(template, crop)
         return cls, loc
 
     def track(self, video: str | os.PathLike[str], box: Sequence[float]) -> Iterator[TrackedBox]:

@@ -46,6 +46,7 @@ def _spec(row: dict[str, Any], families: dict[str, Any], source: str) -> ModelSp
         paper=family["paper"],
         tags=(row["family"], row["backbone"].lower(), row["dataset"].lower()),
         runner="gluon_cv_core.tracking.onnx_runner:ObjectTracker",  # SiamRPN's portability row is exportable
+        export_graphs="gluon_cv_core.tracking.export_graphs:siamrpn_graphs",  # the template once per object
     )
 
 

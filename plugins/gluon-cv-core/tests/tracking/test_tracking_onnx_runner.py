@@ -56,7 +56,8 @@ def exported(tmp_path_factory) -> tuple[object, Path, Path]:
     calibrate(net, seed=3)
     params, onnx_file = folder / "siamrpn.params", folder / "siamrpn.onnx"
     net.save_parameters(str(params))
-    gluon_hub.export(net, onnx_file, format="onnx", input_shape=CROPS)
+    files = gluon_hub.export(NAME, onnx_file, format="onnx", pretrained=str(params))
+    assert [f.name for f in files] == ["siamrpn-template.onnx", "siamrpn-search.onnx"]
     net.hybridize(static_alloc=True, static_shape=True)
     return net, params, onnx_file
 
@@ -118,13 +119,33 @@ def test_cli_json_is_the_same_for_both_runtimes(exported, videos):
         assert abs(got["score"] - want["score"]) <= 1e-5
 
 
-def test_a_file_of_other_crop_sizes_is_refused_saying_what_to_do(exported, tmp_path):
+def test_the_template_runs_once_per_object(exported, videos):
+    """The template graph runs at ``init`` only; each frame runs the search graph alone, against
+    the template's features, as the MXNet tracker does."""
+    runner = gluon_hub.runtime.load(NAME, exported[2])
+    calls = {"template": 0, "search": 0}
+    for graph, session in (("template", runner.template_session), ("search", runner.search_session)):
+        def counted(*arrays, _run=session.run, _graph=graph):
+            calls[_graph] += 1
+            return _run(*arrays)
+        session.run = counted
+    assert len(list(runner.track(videos["small"], _first_box("small")))) == FRAMES
+    assert calls == {"template": 1, "search": FRAMES - 1}
+
+
+def test_files_of_another_model_or_an_old_single_graph_are_refused_saying_what_to_do(exported, tmp_path):
     net = exported[0]
-    other = tmp_path / "search255.onnx"
-    gluon_hub.export(net, other, format="onnx", input_shape=[CROPS[0], (1, 3, 255, 255)])
-    with pytest.raises(ValueError, match=r"feeds a template crop \(1, 3, 127, 127\) and a search crop \(1, 3, 287, "
-                       r"287\).*gluon_hub.export\('siamrpn_alexnet_v2_otb15'"):
-        gluon_hub.runtime.load(NAME, other)
+    whole = tmp_path / "whole.onnx"  # the network as one graph (both crops), as exported before
+    gluon_hub.export(net, whole, format="onnx", input_shape=CROPS)
+    with pytest.raises(FileNotFoundError, match=r"runs as the graphs template, search, but .*whole-template.onnx, "
+                       r".*whole-search.onnx are missing; gluon_hub.export\('siamrpn_alexnet_v2_otb15'"):
+        gluon_hub.runtime.load(NAME, whole)
+    swapped = tmp_path / "swapped.onnx"
+    for graph, source in (("template", "search"), ("search", "template")):
+        (tmp_path / f"swapped-{graph}.onnx").write_bytes(exported[2].with_name(f"siamrpn-{source}.onnx").read_bytes())
+    with pytest.raises(ValueError, match=r"feeds a template crop \(1, 3, 127, 127\), then its features \(1, 256, 6, "
+                       r"6\) with a search crop \(1, 3, 287, 287\).*gluon_hub.export\('siamrpn_alexnet_v2_otb15'"):
+        gluon_hub.runtime.load(NAME, swapped)
 
 
 def test_cli_errors_say_what_to_do(exported, videos, capsys):

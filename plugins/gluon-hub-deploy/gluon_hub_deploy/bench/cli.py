@@ -185,7 +185,7 @@ def _not_applicable(spec: Any, runtime: str) -> str | None:
         if spec.onnx is not None and spec.onnx.status == "blocked":
             return f"not portable to ONNX: {spec.onnx.blocker}"
         if spec.export_graphs:
-            return "exports to ONNX as several graphs (states, encoder and decoder), not one to time"
+            return f"exports to ONNX as several graphs ({spec.export_graphs}), not one to time"
         if importlib.util.find_spec("onnxruntime") is None:
             return "onnxruntime is not installed (pip install onnxruntime)"
     return None

@@ -18,23 +18,10 @@ from typing import Any, NamedTuple
 from gluon_hub.compat import mx
 
 from ...common.blocks import HybridBlock, nn
+from ..geometry import ALEXNET_LAYERS, feature_size
 
 __all__ = ["AlexNetLegacy", "DepthwiseXCorr", "DepthwiseRPN", "SiamRPN", "TrackOutput",
            "siamrpn_alexnet_v2_otb15", "feature_size"]
-
-#: (out channels, kernel, stride-2 max pool after it?, relu?) of each backbone convolution
-_ALEXNET_LAYERS = ((96, 11, True, True), (256, 5, True, True), (384, 3, False, True),
-                   (384, 3, False, True), (256, 3, False, False))
-
-
-def feature_size(size: int) -> int:
-    """Side of the backbone's output for a ``size`` x ``size`` input (no padding anywhere)."""
-    for _, kernel, pool, _ in _ALEXNET_LAYERS:
-        size = (size - kernel) // 2 + 1 if kernel == 11 else size - kernel + 1  # the first has stride 2
-        if pool:
-            size = (size - 3) // 2 + 1
-    return size
-
 
 class AlexNetLegacy(HybridBlock):
     """The unpadded, batch-normalised AlexNet of SiamRPN: ``features`` (stride 8, 256 channels,
@@ -45,7 +32,7 @@ class AlexNetLegacy(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             with self.features.name_scope():
-                for channels, kernel, pool, relu in _ALEXNET_LAYERS:
+                for channels, kernel, pool, relu in ALEXNET_LAYERS:
                     self.features.add(nn.Conv2D(channels, kernel, strides=2 if kernel == 11 else 1),
                                       nn.BatchNorm())
                     if pool:  # GluonCV pools before the relu: the same values, kept for the layer order
