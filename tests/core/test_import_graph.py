@@ -101,3 +101,20 @@ def test_core_has_no_import_cycle() -> None:
     assert "gluon_hub.specs" in graph and "gluon_hub._cache._fetch" in graph
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle in gluon_hub: " + " -> ".join(cycle)
+
+
+def test_first_party_plugins_import_only_the_cores_public_modules() -> None:
+    """A plugin that reaches into ``gluon_hub._x`` breaks when the core moves its internals;
+    third-party plugins get only the public modules, and so do ours."""
+    root = PACKAGE_DIR.parent
+    packages = sorted(p for p in (root / "plugins").glob("*/gluon_*") if (p / "__init__.py").is_file())
+    assert len(packages) >= 4, packages
+    private = []
+    for package in packages:
+        for path in sorted(package.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                private += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names
+                            if n.startswith("gluon_hub._")]
+    assert not private, private

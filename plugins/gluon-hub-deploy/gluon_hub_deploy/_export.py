@@ -239,7 +239,7 @@ def _to_onnx(mx: Any, prefix: str, shapes: list[tuple[int, ...]], dtypes: list[s
     try:
         import onnx
     except ImportError:
-        from gluon_hub._index import extra_command
+        from gluon_hub.installing import extra_command
 
         raise ImportError(f"ONNX export needs onnx: {extra_command('gluon-hub-deploy', 'onnx')} (the "
                           "[onnx] extra of gluon-hub-deploy)") from None
