@@ -156,3 +156,21 @@ def test_cli_errors_say_what_to_do(exported, videos, capsys):
     assert "--params apply to the MXNet runtime" in capsys.readouterr().err
     assert hub_main(["predict", NAME, str(videos["small"]), *onnx, "--box", "50", "50", "90", "60"]) != 0
     assert "not a box inside the first frame" in capsys.readouterr().err
+
+
+def test_export_graphs_trace_at_the_template_shape_or_both_crops():
+    """``siamrpn_graphs`` takes the template crops' shape (the search crop then 287 x 287), or
+    both crops' shapes; a template of another side than the network's is refused."""
+    from gluon_cv_core.tracking.export_graphs import siamrpn_graphs
+
+    net = build_ours(NAME)
+    template, search = siamrpn_graphs(net)
+    assert (template.name, search.name) == ("template", "search")
+    assert template.input_shapes == ((1, 3, 127, 127),)
+    assert search.input_shapes == ((1, 256, 6, 6), (1, 3, 287, 287))
+    assert search.dynamic_shapes == ((None, 256, 6, 6), (None, 3, None, None))
+    _, search = siamrpn_graphs(net, [(2, 3, 127, 127), (2, 3, 255, 255)])
+    assert search.input_shapes == ((2, 256, 6, 6), (2, 3, 255, 255))
+    with pytest.raises(ValueError, match=r"SiamRPN exports at \(template, search\) crop shapes \(\(N, 3, 127, 127\), "
+                       r"\(N, 3, S, S\)\), got \[\(1, 3, 255, 255\)\]"):
+        siamrpn_graphs(net, (1, 3, 255, 255))
