@@ -8,7 +8,9 @@ does for the model's input (its spec's ``layout`` and ``shape``):
   recipe's 32 frames at rate 2) and 1 for the others. A SlowFast model ("slowfast_AxB") gets
   GluonCV's packing: ``A x B`` consecutive frames, the fast pathway's then the slow one's;
 - a 2D (TSN) model (``NCHW``) sees :data:`SEGMENTS_2D` frames, one from the middle of each equal part
-  of the video, and the per-frame scores are averaged (as the network's own segment consensus does).
+  of the video, and the per-frame scores are averaged (as the network's own segment consensus does);
+  an int8 TSN, quantized for the ``num_segments`` frames it averages itself (7 for the ResNet ones,
+  GluonCV's), sees that many.
 
 Frames are decoded at GluonCV's 340 x 256 (scaled up for inputs larger than 224), centre-cropped to
 the input size and normalised with the spec's mean and std (:func:`read_clip`, numpy and decord
@@ -52,8 +54,8 @@ def _input(spec: Any) -> _Input:
     layout = spec.input.layout
     if layout == "NCTHW" and len(shape) == 4:
         return _Input(layout, shape[1], shape[2], shape[3])
-    if layout == "NCHW" and len(shape) == 3:
-        return _Input(layout, SEGMENTS_2D, shape[1], shape[2])
+    if layout == "NCHW" and len(shape) == 3:  # a network built for fixed segments takes that many
+        return _Input(layout, int(spec.kwargs.get("num_segments") or SEGMENTS_2D), shape[1], shape[2])
     raise ValueError(f"{spec.qualified_name!r} has input {shape} in layout {layout!r}; an action model takes "
                      "(3, T, H, W) clips (NCTHW) or (3, H, W) frames (NCHW)")
 

@@ -87,6 +87,20 @@ def test_predict_command_prints_top_k_of_a_registered_model(video: Path, capsys:
     assert scores == sorted(scores, reverse=True) and 0 < sum(scores) <= 1 + 1e-6
 
 
+@pytest.mark.parametrize("name, segments", [("resnet18_v1b_kinetics400_int8", 7), ("vgg16_ucf101_int8", 3)])
+def test_int8_2d_models_see_the_segments_they_were_quantized_for(name: str, segments: int, video: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    """An int8 TSN averages a fixed number of frames inside its graph (GluonCV's: 7 for the ResNets);
+    the command used to feed every 2D model 3 and fail on those with 7."""
+    spec = gluon_hub.info(name)
+    assert clip_sampler(spec).num_segments == segments
+    if segments == SEGMENTS_2D:
+        return  # the fp32 sampling, which the test above runs
+    assert main([name, str(video), "--random-weights", "--json", "-k", "2"]) == 0
+    record = json.loads(capsys.readouterr().out.strip())
+    assert record["video"] == str(video) and len(record["top"]) == 2
+
+
 def test_predict_command_names_bad_videos(tmp_path: Path) -> None:
     junk = tmp_path / "junk.mp4"
     junk.write_bytes(b"\x00\x01" * 100)
