@@ -254,3 +254,20 @@ def test_an_image_with_fewer_anchors_than_proposals_still_gives_every_row(saved)
     assert [a.shape for a in hybrid] == [(1, 20 * 300, 1), (1, 20 * 300, 1), (1, 20 * 300, 4)]
     for a, b in zip(plain, hybrid):
         assert_same(a, b)
+
+
+@pytest.mark.parametrize("name", ["custom_faster_rcnn_fpn", "faster_rcnn_fpn_syncbn_resnet50_v1b_coco"])
+def test_fpn_models_take_one_initializer_for_all_their_parameters(name: str) -> None:
+    """``net.initialize(Xavier(), force_reinit=True)``, as one reinitialises a network to train from
+    scratch, used to fail on the pyramid's biases ("Xavier initializer cannot be applied to vector
+    P2_conv_lat_bias"): MXNet gives a symbol's parameters the initialiser it is passed, vectors
+    included, unless they name their own. The pyramid's convolutions keep Xavier weights, its
+    biases and normalisation start at 0 and 1."""
+    net = gluon_hub.load(name)
+    net.initialize(mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2), force_reinit=True)
+    net(mx.nd.zeros((1, 3, 128, 128)))
+    pyramid = {k: p.data().asnumpy() for k, p in net.collect_params().items() if k.startswith("P")}
+    assert any(k.endswith("_weight") and v.std() > 0 for k, v in pyramid.items())
+    for key, value in pyramid.items():
+        if not key.endswith("_weight"):
+            assert (value == (1.0 if key.endswith(("_gamma", "_var")) else 0.0)).all(), key

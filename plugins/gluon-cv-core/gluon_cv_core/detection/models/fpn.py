@@ -79,9 +79,19 @@ def fpn_features(net: Any, taps: Sequence[str], num_filters: int = 256, no_bias:
     # where a hybridized network leaves levels unused (custom_mask_rcnn_fpn reads P2 only)
     shape_parameters(block, mx.sym.Group(pyramid), (1, 3, 256, 256))
     for name, param in block.collect_params().items():
-        if name.startswith("P") and name.endswith("_weight"):
-            param.init = mx.init.Xavier(**_XAVIER_IN)
+        if name.startswith("P"):
+            param.init = _pyramid_init(name)
     return block
+
+
+def _pyramid_init(name: str) -> Any:
+    """The initialiser of the pyramid's parameter ``name``: Xavier for its convolutions' weights,
+    the usual constants for the rest. A symbol's parameters have none of their own, and MXNet
+    then applies the initialiser given to ``net.initialize`` to every one of them, biases and
+    normalisation statistics included (Xavier refuses vectors)."""
+    if name.endswith("_weight"):
+        return mx.init.Xavier(**_XAVIER_IN)
+    return mx.init.One() if name.endswith(("_gamma", "_var")) else mx.init.Zero()
 
 
 __all__ = ["fpn_features", "resnet_v1b_gluoncv_names"]
