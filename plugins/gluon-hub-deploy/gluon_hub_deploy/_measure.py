@@ -269,7 +269,8 @@ def _unreproducible(worst: float | str, floor: float, where: str = "") -> str:
            else f"MXNet's own outputs move by {floor:.1e} of their scale")
     theirs = (f"onnxruntime's are {worst:.1e} from MXNet's (tolerance {TOLERANCE:.0e})" if isinstance(worst, float)
               else f"onnxruntime's differ: {worst}")
-    return (f"not comparable with random weights{where}: {own} when its input moves by 1e-7 (float32 "
+    at = f" {where}" if where else ""
+    return (f"not comparable with random weights{at}: {own} when its input moves by 1e-7 (float32 "
             f"rounding grows through this network with random weights), {theirs}")
 
 
@@ -281,7 +282,7 @@ def _differing(net: Any, arrays: list[np.ndarray], expected: list[np.ndarray], d
     floor = _noise_floor(net, arrays, expected, detections)
     if floor > TOLERANCE:
         return _unreproducible(difference, floor, where)
-    at = f"{where.strip()} " if where else ""
+    at = f"{where} " if where else ""
     if isinstance(difference, str):
         return f"{at}onnxruntime's outputs differ from MXNet's: {difference}"
     return f"{at}onnxruntime's outputs differ from MXNet's by {difference:.1e} of their scale (tolerance {TOLERANCE:.0e})"
@@ -366,10 +367,10 @@ def measure(name: str) -> OnnxPortability:
                     second_worst = _relative_difference(second_expected, _onnx_outputs(fixed, second), detections)
                 except ValueError as error:  # detections that cannot be paired
                     return _blocked(fingerprint, _differing(net, second, second_expected, detections, str(error),
-                                                            f" at {seconds}"))
+                                                            f"at {seconds}"))
                 if second_worst > TOLERANCE:
                     return _blocked(fingerprint, _differing(net, second, second_expected, detections, second_worst,
-                                                            f" at {seconds}"))
+                                                            f"at {seconds}"))
             worst = max(worst, second_worst)
     recorded = [_free_axes(s, image_like, text_like, spec_input) for s, spec_input in zip(shapes, inputs)]
     return _exportable(fingerprint, recorded if dynamic else shapes, worst)

@@ -188,5 +188,5 @@ def test_detections_that_cannot_be_paired_are_weighed_against_mxnets_own(monkeyp
     assert blocker_class(text) == "random_weights"
     monkeypatch.setattr(_measure, "_noise_floor", lambda *args: 3e-6)
     assert _measure._differing(None, [], [], True, missing) == f"onnxruntime's outputs differ from MXNet's: {missing}"
-    assert _measure._differing(None, [], [], False, 2e-3, " at [(1, 3, 96, 96)]") == (
+    assert _measure._differing(None, [], [], False, 2e-3, "at [(1, 3, 96, 96)]") == (
         "at [(1, 3, 96, 96)] onnxruntime's outputs differ from MXNet's by 2.0e-03 of their scale (tolerance 1e-04)")
